@@ -1,0 +1,1 @@
+"""rag-ablation: measure whether a change to a RAG pipeline helped."""

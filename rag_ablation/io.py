@@ -1,0 +1,46 @@
+"""Deterministic, atomic output files.
+
+Every output is written to a temporary file beside its target and renamed into place, so a
+crash never leaves a half-written output. JSON is written with sorted keys, two-space indent and
+a final newline, and holds no timestamps or run ids: the same inputs give the same bytes, which
+is what lets DVC stop early when a rerun changes nothing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temp file + rename), creating parent folders."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps(obj: object) -> str:
+    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_json(path: Path, obj: object) -> None:
+    write_text(path, dumps(obj))
+
+
+def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
+    write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,40 @@
+"""Stage `chunk@NAME`: cut the corpus into chunks with the chunking named NAME in params.yaml.
+
+Reads `chunk_size` and `chunk_overlap` (the base values) and `chunkings.NAME`; an entry's null
+`size` or `overlap` takes the base value, so `dvc exp run -S chunk_size=400` resizes every
+chunking that does not fix its own size.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rag_ablation import cli
+from rag_ablation.chunking import chunk_corpus, options_from_params
+from rag_ablation.corpus import load_corpus
+from rag_ablation.io import write_jsonl
+from rag_ablation.params import check_config_keys, get, load_params
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    params = load_params()
+    check_config_keys(get(params, "chunkings"), "chunkings")
+    options = options_from_params(
+        get(params, f"chunkings.{args.name}") or {},
+        name=args.name,
+        base_size=int(get(params, "chunk_size")),
+        base_overlap=int(get(params, "chunk_overlap")),
+    )
+    documents = load_corpus(args.corpus)
+    chunks = chunk_corpus(((d.doc, d.track, d.text) for d in documents), **options)
+    write_jsonl(args.out, [c.to_json() for c in chunks])
+    print(f"chunking {args.name}: {len(chunks)} chunks from {len(documents)} documents ({options})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    cli.run(main)

@@ -1,0 +1,55 @@
+"""Stage `dense@NAME`: embed the chunks of chunking NAME (through the embedding cache) and
+write a FAISS IndexFlatIP, plus a metrics file with the share of chunks longer than the model's
+maximum sequence length (embedded truncated)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rag_ablation import cli
+from rag_ablation.chunking import load_chunks
+from rag_ablation.embeddings import EmbeddingCache, embed_cached, load_model, truncated_share
+from rag_ablation.indexes import build_flat_ip, save_dense
+from rag_ablation.io import write_json
+from rag_ablation.params import get, load_params
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--chunks", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--metrics", type=Path, required=True)
+    args = ap.parse_args()
+    emb = get(load_params(), "embedding")
+    model_name, threads = str(emb["model"]), int(emb.get("threads", 1))
+    chunks = load_chunks(args.chunks)
+    texts = [c.text for c in chunks]
+    model = None
+
+    def load():
+        nonlocal model
+        if model is None:
+            model = load_model(model_name, threads=threads)
+        return model
+
+    cache = EmbeddingCache()
+    vectors, stats = embed_cached(texts, model_name=model_name, cache=cache, load=load,
+                                  batch_size=int(emb.get("batch_size", 32)), progress=True)
+    cache.close()
+    index = build_flat_ip(vectors, threads=threads)
+    save_dense(args.out, index, [c.id for c in chunks], {"model": model_name, "dim": int(vectors.shape[1])})
+    share = truncated_share(load(), texts)
+    write_json(args.metrics, {
+        "n_chunks": len(chunks),
+        "mean_chars": round(sum(len(t) for t in texts) / len(texts), 1),
+        "max_seq_length": int(load().max_seq_length),
+        "truncated_share": round(share, 4),
+    })
+    print(f"embedded {stats['computed']} new texts, {stats['cached']} from the cache; "
+          f"{share:.1%} of chunks exceed {load().max_seq_length} wordpieces and are embedded truncated",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    cli.run(main)

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+COVIDQA = ROOT.parent / "shared" / "datasets" / "covidqa"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own embedding/prompt cache folder, so no test sees another's."""
+    monkeypatch.setenv("RAG_ABLATION_CACHE", str(tmp_path_factory.mktemp("cache")))

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag_ablation.evaluation import config_metrics
+from rag_ablation.metrics import first_relevant_rank, hit_at, percentiles_ms, rr_at, summarize
+
+RANKS = [1, 3, None, 7, 12]
+
+
+def test_first_relevant_rank():
+    assert first_relevant_rank(["x", "a", "b"], {"b", "a"}) == 2
+    assert first_relevant_rank([], {"a"}) is None
+    assert first_relevant_rank(["x"], set()) is None
+
+
+def test_bounds_are_inclusive():
+    assert hit_at(5, 5) == 1.0 and hit_at(6, 5) == 0.0
+    assert rr_at(10, 10) == pytest.approx(1 / 10) and rr_at(11, 10) == 0.0
+
+
+def test_summary_formulas():
+    s = summarize(RANKS)
+    assert s["n_questions"] == 5
+    assert s["recall_at_1"] == pytest.approx(1 / 5)
+    assert s["recall_at_5"] == pytest.approx(2 / 5)
+    assert s["recall_at_10"] == pytest.approx(3 / 5)
+    assert s["mrr_at_10"] == pytest.approx((1 + 1 / 3 + 1 / 7) / 5)
+    assert summarize([]) == {"n_questions": 0}
+
+
+def test_equal_to_ir_measures_success_and_rr():
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = np.random.default_rng(3)
+    qrels, run, ranks = [], [], []
+    for q in range(40):
+        ranking = [f"d{i}" for i in rng.permutation(30)[:10]]
+        relevant = {f"d{i}" for i in rng.choice(30, size=int(rng.integers(0, 3)), replace=False)}
+        for d in relevant:
+            qrels.append(ir_measures.Qrel(f"q{q}", d, 1))
+        for pos, d in enumerate(ranking):
+            run.append(ir_measures.ScoredDoc(f"q{q}", d, float(100 - pos)))
+        ranks.append(first_relevant_rank(ranking, relevant))
+    # ir_measures skips queries without any qrel; give every query a judged non-relevant doc
+    for q in range(40):
+        qrels.append(ir_measures.Qrel(f"q{q}", "never-retrieved", 0))
+    agg = ir_measures.calc_aggregate(
+        [ir_measures.Success @ 1, ir_measures.Success @ 5, ir_measures.Success @ 10, ir_measures.RR @ 10], qrels, run
+    )
+    ours = summarize(ranks)
+    assert ours["recall_at_1"] == pytest.approx(agg[ir_measures.Success @ 1])
+    assert ours["recall_at_5"] == pytest.approx(agg[ir_measures.Success @ 5])
+    assert ours["recall_at_10"] == pytest.approx(agg[ir_measures.Success @ 10])
+    assert ours["mrr_at_10"] == pytest.approx(agg[ir_measures.RR @ 10])
+
+
+def test_percentiles_in_ms():
+    p = percentiles_ms([0.001 * i for i in range(1, 101)])
+    assert p["p50_ms"] == pytest.approx(np.percentile(np.arange(1, 101), 50))
+    assert p["p99_ms"] == pytest.approx(np.percentile(np.arange(1, 101), 99))
+    assert percentiles_ms([]) == {}
+
+
+def test_config_metrics_per_slice_and_unavailable():
+    run = {"status": "ok", "excluded_unanswerable": 2, "questions": [
+        {"slice": "main", "first_relevant_rank": 1}, {"slice": "main", "first_relevant_rank": None},
+        {"slice": "identifier", "first_relevant_rank": 4}]}
+    m = config_metrics(run)
+    assert m["available"] == 1 and m["n_unanswerable_excluded"] == 2
+    assert m["recall_at_5"] == pytest.approx(2 / 3)
+    assert m["by_slice"]["main"]["recall_at_1"] == pytest.approx(1 / 2)
+    assert m["by_slice"]["identifier"]["mrr_at_10"] == pytest.approx(1 / 4)
+    assert config_metrics({"status": "unavailable", "reason": "x", "questions": []}) == {"available": 0}
+    assert config_metrics({"status": "placeholder", "reason": "x", "questions": run["questions"]}) == {"available": 0}

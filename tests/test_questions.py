@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES
+from rag_ablation.corpus import CorpusError, Document, load_corpus
+from rag_ablation.questions import (
+    QuestionError,
+    ambiguous_spans,
+    check_spans,
+    lexical_overlap,
+    load_questions,
+    slice_counts,
+    span_regions,
+)
+
+GOOD = {"id": "a", "question": "When?", "doc": "t/d.md", "span": "at noon on every weekday", "answer": "Noon.",
+        "slice": "main", "track": "t"}
+
+
+def write(tmp_path, rows):
+    p = tmp_path / "q.jsonl"
+    p.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return p
+
+
+def test_fixture_questions_are_valid():
+    qs = load_questions(FIXTURES / "questions.jsonl")
+    check_spans(qs, load_corpus(FIXTURES / "corpus"))
+    assert slice_counts(qs) == {"identifier": 3, "main": 3, "paraphrase": 1, "unanswerable": 1}
+
+
+@pytest.mark.bad_input
+def test_every_problem_is_listed_with_its_line(tmp_path):
+    rows = [
+        GOOD,
+        "{not json",
+        {**GOOD, "id": "a"},
+        {**GOOD, "id": "b", "span": "short"},
+        {k: v for k, v in GOOD.items() if k != "answer"} | {"id": "c"},
+        {**GOOD, "id": "d", "slice": "unanswerable"},
+        {**GOOD, "id": "e", "extra": 1},
+    ]
+    with pytest.raises(QuestionError) as e:
+        load_questions(write(tmp_path, rows))
+    msg = str(e.value)
+    assert "line 2: not valid JSON" in msg
+    assert "line 3: duplicate id 'a' (first on line 1)" in msg
+    assert "line 4: span 'short' has 5 characters, expected at least 20" in msg
+    assert "line 5: missing field(s) answer" in msg
+    assert "line 6: field 'doc' must be null for an unanswerable question" in msg
+    assert "line 7: unknown field(s) extra" in msg
+    assert "7 problem(s)" in msg  # line 6 breaks two rules (doc and span)
+
+
+@pytest.mark.bad_input
+def test_missing_file_says_what_is_expected(tmp_path):
+    with pytest.raises(QuestionError, match="does not exist: expected JSON lines"):
+        load_questions(tmp_path / "nope.jsonl")
+
+
+@pytest.mark.bad_input
+def test_stale_spans_name_every_question():
+    docs = [Document("t/d.md", "t", "The job runs at noon on every weekday.")]
+    qs = load_questions_from([GOOD, {**GOOD, "id": "b", "span": "this sentence was edited away"},
+                              {**GOOD, "id": "c", "span": "this one is gone as well too"},
+                              {**GOOD, "id": "d", "doc": "t/missing.md"}])
+    with pytest.raises(QuestionError) as e:
+        check_spans(qs, docs)
+    msg = str(e.value)
+    assert "stale question set" in msg
+    assert "2 question(s) have a span not found in their document: b, c" in msg
+    assert "d (doc 't/missing.md')" in msg
+
+
+def load_questions_from(rows, tmp=[]):  # noqa: B006 - tiny helper
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tempfile.mkdtemp())
+    return load_questions(write(d, rows))
+
+
+def test_span_check_normalizes_whitespace():
+    docs = [Document("t/d.md", "t", "The job runs at noon\non   every weekday.")]
+    check_spans(load_questions_from([GOOD]), docs)
+
+
+def test_lexical_overlap_counts_content_words():
+    # content words of the question: {deploy, freeze, start}; passage has deploy and freeze
+    assert lexical_overlap("When does the deploy freeze start?", "The deploy freeze begins in December.") == pytest.approx(2 / 3)
+    assert lexical_overlap("the of and", "anything") == 0.0
+
+
+def test_span_regions_and_ambiguity():
+    span = "rotated every thirty days"
+    far = Document("t/a.md", "t", f"Keys are {span}. " + "x" * 900 + f" Again: {span}.")
+    near = Document("t/b.md", "t", f"Keys are {span}; yes, {span}.")
+    assert span_regions(span, [far], region=800) == 2
+    assert span_regions(span, [near], region=800) == 1
+    assert span_regions(span, [far, near], region=800) == 3
+    qs = load_questions_from([{**GOOD, "doc": "t/b.md", "span": span}])
+    assert ambiguous_spans(qs, [near]) == []
+    assert ambiguous_spans(qs, [near, far]) == ["a"]
+
+
+@pytest.mark.bad_input
+def test_corpus_problems_are_all_listed(tmp_path):
+    (tmp_path / "t").mkdir()
+    (tmp_path / "loose.md").write_text("x")
+    (tmp_path / "t" / "a.pdf").write_text("x")
+    (tmp_path / "t" / "b.md").write_bytes(b"\xff\xfe bad")
+    (tmp_path / "t" / "c.md").write_text("   ")
+    (tmp_path / "t" / ".hidden").write_text("ignored")
+    with pytest.raises(CorpusError) as e:
+        load_corpus(tmp_path)
+    msg = str(e.value)
+    assert "4 problem(s)" in msg
+    assert "loose.md: file outside a track folder" in msg
+    assert "t/a.pdf: suffix .pdf" in msg
+    assert "t/b.md: not UTF-8" in msg
+    assert "t/c.md: empty document" in msg
+
+
+@pytest.mark.bad_input
+def test_missing_corpus_folder(tmp_path):
+    with pytest.raises(CorpusError, match="does not exist"):
+        load_corpus(tmp_path / "nope")

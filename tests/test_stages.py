@@ -1,0 +1,140 @@
+"""One smoke test per stage script, run as DVC would run it, on the fixture corpus in tmp_path."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import FIXTURES, ROOT
+
+
+def stage(cwd, script, *args, ok=True):
+    res = subprocess.run([sys.executable, str(ROOT / "stages" / script), *map(str, args)], cwd=cwd,
+                         capture_output=True, text=True)
+    if ok:
+        assert res.returncode == 0, res.stderr
+    return res
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Run the whole chain once on the fixture corpus; tests inspect the outputs."""
+    d = tmp_path_factory.mktemp("proj")
+    shutil.copytree(FIXTURES / "corpus", d / "corpus")
+    shutil.copy(FIXTURES / "questions.jsonl", d / "questions.jsonl")
+    shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
+    params = yaml.safe_load((d / "params.yaml").read_text())
+    b = d / "build"
+    stage(d, "questions.py", "--corpus", "corpus", "--questions", "questions.jsonl", "--out", b / "q.jsonl",
+          "--metrics", d / "metrics/questions.json")
+    for name in params["chunkings"]:
+        stage(d, "chunk.py", "--name", name, "--corpus", "corpus", "--out", b / f"chunks/{name}.jsonl")
+        stage(d, "dense_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"dense/{name}",
+              "--metrics", d / f"metrics/index/{name}.json")
+        stage(d, "bm25_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"bm25/{name}.json")
+        stage(d, "labels.py", "--chunks", b / f"chunks/{name}.jsonl", "--questions", b / "q.jsonl",
+              "--out", b / f"labels/{name}.json")
+    for name, cfg in params["retrieval"].items():
+        c = cfg["chunking"]
+        stage(d, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks", b / f"chunks/{c}.jsonl",
+              "--labels", b / f"labels/{c}.json", "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}.json",
+              "--out", b / f"runs/{name}.json", "--latency", d / f"metrics/latency/{name}.json")
+    stage(d, "evaluate.py", "--runs", b / "runs", "--out", d / "metrics/retrieval.json")
+    return d
+
+
+def load(path):
+    return json.loads(path.read_text())
+
+
+def test_questions_stage_reports_slices(built):
+    m = load(built / "metrics/questions.json")
+    assert m["by_slice"] == {"identifier": 3, "main": 3, "paraphrase": 1, "unanswerable": 1}
+    assert set(m["lexical_overlap"]) == {"identifier", "main", "paraphrase"}
+
+
+def test_chunk_stage_writes_offsets_into_the_source(built):
+    for line in (built / "build/chunks/base.jsonl").read_text().splitlines():
+        c = json.loads(line)
+        src = (built / "corpus" / c["doc"]).read_text()
+        assert c["body"] == src[c["start"] : c["end"]]
+        assert len(c["body"]) <= 300
+
+
+def test_dense_stage_reports_truncation(built):
+    m = load(built / "metrics/index/base.json")
+    assert m["max_seq_length"] == 256 and 0.0 <= m["truncated_share"] <= 1.0
+    ids = load(built / "build/dense/base/chunk_ids.json")["chunk_ids"]
+    assert len(ids) == m["n_chunks"]
+
+
+def test_labels_stage_labels_every_answerable_question(built):
+    lab = load(built / "build/labels/base.json")
+    assert len(lab["relevant"]) == 7 and lab["unlabeled"] == []
+
+
+def test_retrieve_stage_stores_rankings_and_config(built):
+    run = load(built / "build/runs/bm25.json")
+    assert run["status"] == "ok" and run["config"]["method"] == "bm25" and run["excluded_unanswerable"] == 1
+    by_id = {r["id"]: r for r in run["questions"]}
+    # identifier questions: BM25 must put the identifier's chunk first
+    assert by_id["q-restore-flag"]["first_relevant_rank"] == 1
+    assert by_id["q-rl413"]["first_relevant_rank"] == 1
+    assert all(len(r["ranking"]) <= 10 for r in run["questions"])
+    lat = load(built / "metrics/latency/bm25.json")
+    assert set(lat) == {"n_questions", "total", "bm25_search"} and lat["bm25_search"]["p50_ms"] > 0
+    lat = load(built / "metrics/latency/hybrid.json")
+    assert {"query_embed", "faiss_search", "bm25_search", "fusion"} <= set(lat)
+
+
+def test_missing_reranker_is_unavailable_with_a_reason(built):
+    run = load(built / "build/runs/hybrid_rerank.json")
+    assert run["status"] == "unavailable" and run["questions"] == []
+    assert "no-such-org/no-such-cross-encoder" in run["reason"] and "huggingface-cli download" in run["reason"]
+
+
+def test_evaluate_stage_has_every_config_and_slice(built):
+    m = load(built / "metrics/retrieval.json")
+    assert set(m) == {"dense", "bm25", "hybrid", "hybrid_rerank"}
+    assert m["hybrid_rerank"] == {"available": 0}
+    for name in ("dense", "bm25", "hybrid"):
+        assert {"recall_at_1", "recall_at_5", "recall_at_10", "mrr_at_10"} <= set(m[name])
+        assert set(m[name]["by_slice"]) == {"identifier", "main", "paraphrase"}
+        assert m[name]["n_questions"] == 7 and m[name]["n_unanswerable_excluded"] == 1
+
+
+def test_outputs_are_deterministic(built, tmp_path):
+    """Rerunning a stage gives byte-identical output (DVC's early cutoff depends on it)."""
+    b = built / "build"
+    stage(built, "retrieve.py", "--name", "hybrid", "--questions", b / "q.jsonl", "--chunks", b / "chunks/heading.jsonl",
+          "--labels", b / "labels/heading.json", "--dense", b / "dense/heading", "--bm25", b / "bm25/heading.json",
+          "--out", tmp_path / "again.json", "--latency", tmp_path / "lat.json")
+    assert (tmp_path / "again.json").read_bytes() == (b / "runs/hybrid.json").read_bytes()
+
+
+@pytest.mark.bad_input
+def test_stale_span_stops_the_questions_stage(built, tmp_path):
+    shutil.copytree(built / "corpus", tmp_path / "corpus")
+    doc = tmp_path / "corpus/ops/backups.md"
+    doc.write_text(doc.read_text().replace("every night at 01:15 UTC", "each night at 01:15 UTC"))
+    shutil.copy(built / "params.yaml", tmp_path / "params.yaml")
+    res = stage(tmp_path, "questions.py", "--corpus", "corpus", "--questions", built / "questions.jsonl",
+                "--out", tmp_path / "q.jsonl", "--metrics", tmp_path / "m.json", ok=False)
+    assert res.returncode == 2
+    assert "stale question set" in res.stderr and "q-backup-time" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "q.jsonl").exists() and not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.bad_input
+def test_unknown_chunking_method_is_one_message(built, tmp_path):
+    p = yaml.safe_load((built / "params.yaml").read_text())
+    p["chunkings"]["base"]["method"] = "semantic"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
+    res = stage(tmp_path, "chunk.py", "--name", "base", "--corpus", built / "corpus", "--out", tmp_path / "c.jsonl", ok=False)
+    assert res.returncode == 2 and "expected one of: chars, sentences" in res.stderr
+    assert not (tmp_path / "c.jsonl").exists()
