@@ -16,8 +16,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -142,6 +145,42 @@ def default_gguf_path() -> Path:
     )
 
 
+_PARAMS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _without_extra_buffer_types() -> Iterator[None]:
+    """Make ``llama_cpp.Llama`` load weights without llama.cpp's "extra buffer types"
+    (``use_extra_bufts = False``, what ``llama-cli --no-repack`` does).
+
+    Why: a llama-cpp-python built with ``-march=native`` on a CPU that reports AMX puts Q4/Q8
+    weights in llama.cpp's AMX buffer, and its AMX kernels die with SIGILL (``tilezero``) in
+    VMs such as this project's machines (llama.cpp's AMX code does not set up tile state on
+    worker threads; see ggml-org/llama.cpp PR #26954). Plain CPU kernels are used instead;
+    on other CPUs this only forgoes weight repacking (a speed-up for some quant types).
+    ``Llama()`` has no argument for this, so its default-params factory is wrapped for the
+    duration of the load. A llama-cpp-python too old to have the field is left as it is.
+    """
+    import llama_cpp.llama_cpp as lib
+
+    original = lib.llama_model_default_params
+    if "use_extra_bufts" not in {f[0] for f in lib.llama_model_params._fields_}:
+        yield
+        return
+
+    def defaults() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    with _PARAMS_LOCK:
+        lib.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            lib.llama_model_default_params = original
+
+
 class LlamaCppBackend(Backend):
     """A GGUF model run in-process by llama-cpp-python, with the chat template stored in the GGUF.
 
@@ -209,14 +248,15 @@ class LlamaCppBackend(Backend):
                     f"({e}); reinstall it with `pip install --force-reinstall llama-cpp-python`"
                 ) from e
             try:
-                self._llama = Llama(
-                    model_path=str(self.model_path),
-                    n_threads=self.n_threads,
-                    n_threads_batch=self.n_threads,
-                    n_ctx=self.n_ctx,
-                    seed=self.seed,
-                    verbose=False,
-                )
+                with _without_extra_buffer_types():
+                    self._llama = Llama(
+                        model_path=str(self.model_path),
+                        n_threads=self.n_threads,
+                        n_threads_batch=self.n_threads,
+                        n_ctx=self.n_ctx,
+                        seed=self.seed,
+                        verbose=False,
+                    )
             except Exception as e:  # llama_cpp raises ValueError for an unreadable GGUF
                 raise LLMUnavailable(
                     f"cannot load GGUF model {self.model_path}: {e}; check that the file is a "
@@ -298,11 +338,11 @@ class OllamaBackend(Backend):
         self._client = ollama.Client(host=self.host, timeout=timeout)
         self._identity: dict[str, Any] | None = None
 
-    def _unreachable(self, err: BaseException) -> LLMUnavailable:
+    def _unreachable(self) -> LLMUnavailable:
         """The error for a server that does not answer at ``self.host``."""
         return LLMUnavailable(
-            f"cannot use Ollama model {self.model!r}: no Ollama server answers at {self.host} "
-            f"({err}); start it with `ollama serve` (or set OLLAMA_HOST / host= to where it runs)"
+            f"cannot use Ollama model {self.model!r}: no Ollama server answers at {self.host}; "
+            f"start it with `ollama serve` (or set OLLAMA_HOST / host= to where it runs)"
         )
 
     def _not_pulled(self) -> LLMUnavailable:
@@ -313,16 +353,19 @@ class OllamaBackend(Backend):
         )
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call ``self._client.<method>``, turning 'server down' and 'model missing' into
-        ``LLMUnavailable``; other server errors (``ollama.ResponseError``) pass through."""
+        """Call ``self._client.<method>``, turning 'server down' (connection refused or connect
+        timeout) and 'model missing' (HTTP 404 "model ... not found") into ``LLMUnavailable``.
+        Other server errors (``ollama.ResponseError``) and read timeouts
+        (``httpx.ReadTimeout``, after ``timeout`` seconds) pass through."""
         import httpx
         import ollama
 
         try:
             return getattr(self._client, method)(*args, **kwargs)
-        except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout) as e:
-            # ollama>=0.4.5 raises the builtin ConnectionError; older versions let httpx's through
-            raise self._unreachable(e) from None
+        except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout):
+            # the client turns httpx.ConnectError into the builtin ConnectionError (whose text
+            # does not name the host); older clients and connect timeouts arrive as httpx's own
+            raise self._unreachable() from None
         except ollama.ResponseError as e:
             if e.status_code == 404 and "not found" in str(e.error).lower():
                 raise self._not_pulled() from None

@@ -119,7 +119,7 @@ def stand_in() -> Iterator[StandIn]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
     state = StandIn(url=f"http://127.0.0.1:{server.server_address[1]}")
     server.RequestHandlerClass = _handler(state)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield state
