@@ -15,16 +15,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .llm import Backend, Generation
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def default_cache_dir() -> Path:
-    """``$RAG_ABLATION_CACHE`` if set and non-empty, else ``<repo root>/.cache`` (repo root =
-    the folder holding the ``rag_ablation`` package). The folder need not exist yet."""
-    return Path(os.environ.get("RAG_ABLATION_CACHE") or REPO_ROOT / ".cache")
-
+from rag_ablation.io import default_cache_dir
+from rag_ablation.llm import Backend, Generation
 
 def default_cache_path() -> Path:
     """``default_cache_dir() / "prompts.sqlite"``."""

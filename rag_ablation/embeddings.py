@@ -20,17 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
+from rag_ablation.io import default_cache_dir
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
 class ModelUnavailable(RuntimeError):
     """A configured model cannot be loaded; the message says which, why and how to get it."""
-
-
-def default_cache_dir() -> Path:
-    """``$RAG_ABLATION_CACHE`` if set, else ``.cache/`` at the repository root (git-ignored)."""
-    env = os.environ.get("RAG_ABLATION_CACHE")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / ".cache"
 
 
 def minilm_path() -> str:

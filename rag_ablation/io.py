@@ -44,3 +44,12 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_cache_dir() -> Path:
+    """Where caches live, outside DVC's outputs: ``$RAG_ABLATION_CACHE`` if set and non-empty,
+    else ``.cache/`` at the repository root (git-ignored). The folder need not exist yet."""
+    return Path(os.environ.get("RAG_ABLATION_CACHE") or REPO_ROOT / ".cache")

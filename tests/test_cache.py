@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from rag_ablation.io import REPO_ROOT, default_cache_dir
 from rag_ablation.cache import (
-    REPO_ROOT,
     CachedLLM,
     PromptCache,
     cache_key,
-    default_cache_dir,
     default_cache_path,
 )
 from rag_ablation.llm import Generation, LlamaCppBackend
