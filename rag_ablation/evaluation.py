@@ -21,9 +21,10 @@ def config_metrics(run: Mapping) -> dict:
     """Measures of one run file's questions (see the module docstring)."""
     if run.get("status") != "ok":
         return {"available": 0}
-    records = run["questions"]
+    records = [r for r in run["questions"] if r.get("answerable", True)]
+    excluded = len(run["questions"]) - len(records)
     ranks = [r["first_relevant_rank"] for r in records]
-    out = {"available": 1, **summarize(ranks), "n_unanswerable_excluded": int(run.get("excluded_unanswerable", 0))}
+    out = {"available": 1, **summarize(ranks), "n_unanswerable_excluded": excluded}
     slices: dict[str, list] = {}
     for r in records:
         slices.setdefault(r["slice"], []).append(r["first_relevant_rank"])

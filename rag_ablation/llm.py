@@ -427,3 +427,28 @@ def make_backend(name: str, **options: Any) -> Backend:
             f"unknown LLM backend {name!r}; valid names: {', '.join(sorted(BACKENDS))}"
         ) from None
     return cls(**options)
+
+
+LLM_PARAM_KEYS = ("backend", "model", "host", "threads", "seed", "temperature", "num_ctx")
+
+
+def backend_from_params(p: dict[str, Any]) -> Backend:
+    """A backend from an ``llm:`` block of params.yaml (keys ``LLM_PARAM_KEYS``).
+
+    ``llama_cpp``: ``model`` is a GGUF path or null (the packaged SmolLM2), ``threads`` the
+    llama.cpp thread count. ``ollama``: ``model`` is required (a name the server has), ``host``
+    null means ``$OLLAMA_HOST`` or the default. Unknown keys or backends raise ``ValueError``.
+    """
+    unknown = sorted(set(p) - set(LLM_PARAM_KEYS))
+    if unknown:
+        raise ValueError(f"llm: unknown key(s) {', '.join(unknown)}; expected some of {', '.join(LLM_PARAM_KEYS)}")
+    name = p.get("backend", "llama_cpp")
+    common = {"seed": int(p.get("seed", 0)), "temperature": float(p.get("temperature", 0.0))}
+    if name == "llama_cpp":
+        return make_backend(name, model_path=p.get("model"), n_threads=int(p.get("threads", 1)),
+                            n_ctx=int(p.get("num_ctx", 4096)), **common)
+    if name == "ollama":
+        if not p.get("model"):
+            raise ValueError("llm.model is required for the ollama backend: a model the server has, e.g. llama3:latest")
+        return make_backend(name, model=str(p["model"]), host=p.get("host"), num_ctx=int(p.get("num_ctx", 4096)), **common)
+    return make_backend(name)  # raises, listing the valid names

@@ -16,6 +16,11 @@ A config (one entry of ``retrieval:`` in params.yaml) has:
     cross-encoder and put first in its order; the rest keep their order after them.
 ``k``
     Length of the stored ranking (default 10; must be at least 10 for recall@10 and MRR@10).
+``query``
+    Name of an entry of ``query_transforms:`` (default ``none``: the question as written).
+    ``rewrite`` sends an LLM-rewritten question and ``hyde`` an LLM-written hypothetical
+    passage to the first-stage retrievers (dense and BM25 alike); a reranker still scores the
+    original question.
 
 Running a config times each step per question (query embedding, FAISS search, BM25 search,
 fusion, rerank) with ``time.perf_counter``; those times go to a leaf latency file, never into
@@ -55,6 +60,7 @@ class RetrievalConfig:
     depth: int = 100
     rerank: Mapping[str, Any] | None = None
     k: int = 10
+    query: str = "none"
 
     @property
     def uses_dense(self) -> bool:
@@ -65,11 +71,14 @@ class RetrievalConfig:
         return self.method in ("bm25", "hybrid")
 
 
-_KNOWN = {"chunking", "method", "fusion", "rrf_k", "weights", "depth", "rerank", "k"}
+_KNOWN = {"chunking", "method", "fusion", "rrf_k", "weights", "depth", "rerank", "k", "query"}
 
 
-def parse_config(name: str, spec: Mapping[str, Any], chunkings: Mapping[str, Any]) -> RetrievalConfig:
-    """Validate one ``retrieval.<name>`` entry; every problem raises ``ConfigError`` naming it."""
+def parse_config(
+    name: str, spec: Mapping[str, Any], chunkings: Mapping[str, Any], transforms: Mapping[str, Any] | None = None
+) -> RetrievalConfig:
+    """Validate one ``retrieval.<name>`` entry against the named chunkings and query
+    transforms; every problem raises ``ConfigError`` naming the key."""
     where = f"retrieval.{name}"
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where} must be a mapping, found {type(spec).__name__}")
@@ -98,6 +107,9 @@ def parse_config(name: str, spec: Mapping[str, Any], chunkings: Mapping[str, Any
     bad = sorted(set(weights) - {"dense", "bm25"})
     if bad:
         raise ConfigError(f"{where}.weights has key(s) {', '.join(bad)}; expected dense and/or bm25")
+    query = spec.get("query") or "none"
+    if transforms is not None and query not in transforms:
+        raise ConfigError(f"{where}.query is {query!r}; expected one of the query_transforms: {', '.join(sorted(transforms))}")
     rerank = spec.get("rerank")
     if rerank is not None:
         if not isinstance(rerank, Mapping) or "model" not in rerank:
@@ -107,7 +119,7 @@ def parse_config(name: str, spec: Mapping[str, Any], chunkings: Mapping[str, Any
     return RetrievalConfig(
         name=name, chunking=spec["chunking"], method=spec["method"], fusion=fusion,
         rrf_k=float(spec.get("rrf_k", 60)), weights=weights, depth=depth,
-        rerank=dict(rerank) if rerank is not None else None, k=k,
+        rerank=dict(rerank) if rerank is not None else None, k=k, query=query,
     )
 
 
@@ -127,9 +139,12 @@ class Retrievers:
     chunk_text: Mapping[str, str] | None = None
 
 
-def retrieve_one(cfg: RetrievalConfig, question: str, r: Retrievers) -> tuple[list[tuple[str, float]], dict[str, float]]:
+def retrieve_one(
+    cfg: RetrievalConfig, question: str, r: Retrievers, *, rerank_query: str | None = None
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """Ranking of (chunk id, score), best first, at most ``cfg.k`` long, and step times in
-    seconds (only the steps this config runs)."""
+    seconds (only the steps this config runs). ``question`` goes to the first-stage
+    retrievers; the reranker scores ``rerank_query`` (default: ``question``)."""
     times: dict[str, float] = {}
     lists: list[list[tuple[str, float]]] = []
     names: list[str] = []
@@ -166,7 +181,7 @@ def retrieve_one(cfg: RetrievalConfig, question: str, r: Retrievers) -> tuple[li
         depth = int(cfg.rerank.get("depth", 20))
         head, tail = ranking[:depth], ranking[depth:]
         t0 = time.perf_counter()
-        s = r.reranker.scores(question, [r.chunk_text[c] for c, _ in head])
+        s = r.reranker.scores(rerank_query or question, [r.chunk_text[c] for c, _ in head])
         times["rerank"] = time.perf_counter() - t0
         order = sorted(range(len(head)), key=lambda i: (-s[i], i))
         ranking = [(head[i][0], s[i]) for i in order] + tail
@@ -179,23 +194,30 @@ def run_config(
     relevant: Mapping[str, Sequence[str]],
     r: Retrievers,
     *,
+    queries: Mapping[str, str] | None = None,
     progress: Callable[[Any], Any] = lambda it: it,
 ) -> tuple[list[dict], list[dict[str, float]]]:
-    """Rank every answerable question. Returns per-question records (id, slice, ranking of
-    ``{"chunk": id, "score": s}`` with scores rounded to 6 decimals, ``first_relevant_rank``)
-    in question order, and the per-question step times."""
+    """Rank every question, unanswerable ones included (generation needs their passages;
+    recall leaves them out). ``queries`` maps a question id to the text sent to the first-stage
+    retrievers (a rewritten question or a HyDE passage); the reranker always scores the
+    original question. Returns per-question records (id, slice, answerable, ranking of
+    ``{"chunk": id, "score": s}`` with scores rounded to 6 decimals, ``first_relevant_rank``,
+    ``n_relevant``) in question order, and the per-question step times."""
     records: list[dict] = []
     times: list[dict[str, float]] = []
-    for q in progress([q for q in questions if q.answerable]):
-        ranking, t = retrieve_one(cfg, q.question, r)
+    for q in progress(list(questions)):
+        text = queries.get(q.id, q.question) if queries else q.question
+        ranking, t = retrieve_one(cfg, text, r, rerank_query=q.question)
         ids = [c for c, _ in ranking]
+        rel = relevant.get(q.id, ()) if q.answerable else ()
         records.append(
             {
                 "id": q.id,
                 "slice": q.slice,
+                "answerable": bool(q.answerable),
                 "ranking": [{"chunk": c, "score": round(s, 6)} for c, s in ranking],
-                "first_relevant_rank": first_relevant_rank(ids, relevant.get(q.id, ())),
-                "n_relevant": len(relevant.get(q.id, ())),
+                "first_relevant_rank": first_relevant_rank(ids, rel),
+                "n_relevant": len(rel),
             }
         )
         times.append(t)

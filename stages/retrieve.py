@@ -36,20 +36,21 @@ def main() -> None:
     ap.add_argument("--labels", type=Path, required=True)
     ap.add_argument("--dense", type=Path, required=True)
     ap.add_argument("--bm25", type=Path, required=True)
+    ap.add_argument("--queries", type=Path, required=True, help="queries@TRANSFORM output")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--latency", type=Path, required=True)
     args = ap.parse_args()
 
     params = load_params()
     check_config_keys(get(params, "retrieval"), "retrieval")
-    cfg = parse_config(args.name, get(params, f"retrieval.{args.name}"), get(params, "chunkings"))
+    cfg = parse_config(args.name, get(params, f"retrieval.{args.name}"), get(params, "chunkings"),
+                       get(params, "query_transforms"))
     emb, bm = get(params, "embedding"), get(params, "bm25")
     threads = int(emb.get("threads", 1))
     questions = [Question(**d) for d in read_jsonl(args.questions)]
-    excluded = sum(not q.answerable for q in questions)
     resolved = {"name": cfg.name, **get(params, f"retrieval.{args.name}"),
                 "embedding_model": emb["model"], "bm25": bm if cfg.uses_bm25 else None}
-    out = {"config": resolved, "status": "ok", "reason": None, "excluded_unanswerable": excluded, "questions": []}
+    out = {"config": resolved, "status": "ok", "reason": None, "questions": []}
 
     chunks = load_chunks(args.chunks)
     r = Retrievers(chunk_ids=[c.id for c in chunks], tokenizer=str(bm["tokenizer"]),
@@ -77,7 +78,8 @@ def main() -> None:
         r.bm25 = make_scorer(str(bm["impl"]), stored["tokens"], k1=float(bm["k1"]), b=float(bm["b"]),
                              epsilon=float(bm["epsilon"]))
     relevant = json.loads(args.labels.read_text(encoding="utf-8"))["relevant"]
-    records, times = run_config(cfg, questions, relevant, r,
+    queries = json.loads(args.queries.read_text(encoding="utf-8"))["queries"]
+    records, times = run_config(cfg, questions, relevant, r, queries=queries,
                                 progress=lambda it: tqdm(it, desc=f"retrieve@{cfg.name}", file=sys.stderr))
     out["questions"] = records
     write_json(args.out, out)

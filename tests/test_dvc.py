@@ -37,7 +37,7 @@ def ran(output: str) -> set[str]:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
     d = tmp_path_factory.mktemp("dvcrepo")
-    for item in ("dvc.yaml", "stages", "rag_ablation", ".dvcignore"):
+    for item in ("dvc.yaml", "stages", "rag_ablation", "prompts", ".dvcignore"):
         src = ROOT / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, d / item)
     shutil.copytree(FIXTURES / "corpus", d / "data/corpus")

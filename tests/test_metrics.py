@@ -63,13 +63,16 @@ def test_percentiles_in_ms():
 
 
 def test_config_metrics_per_slice_and_unavailable():
-    run = {"status": "ok", "excluded_unanswerable": 2, "questions": [
-        {"slice": "main", "first_relevant_rank": 1}, {"slice": "main", "first_relevant_rank": None},
-        {"slice": "identifier", "first_relevant_rank": 4}]}
+    unanswerable = {"slice": "unanswerable", "answerable": False, "first_relevant_rank": None}
+    run = {"status": "ok", "questions": [
+        {"slice": "main", "answerable": True, "first_relevant_rank": 1},
+        {"slice": "main", "answerable": True, "first_relevant_rank": None},
+        {"slice": "identifier", "answerable": True, "first_relevant_rank": 4}, unanswerable, unanswerable]}
     m = config_metrics(run)
     assert m["available"] == 1 and m["n_unanswerable_excluded"] == 2
     assert m["recall_at_5"] == pytest.approx(2 / 3)
     assert m["by_slice"]["main"]["recall_at_1"] == pytest.approx(1 / 2)
     assert m["by_slice"]["identifier"]["mrr_at_10"] == pytest.approx(1 / 4)
+    assert "unanswerable" not in m["by_slice"]
     assert config_metrics({"status": "unavailable", "reason": "x", "questions": []}) == {"available": 0}
     assert config_metrics({"status": "placeholder", "reason": "x", "questions": run["questions"]}) == {"available": 0}

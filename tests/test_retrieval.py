@@ -59,11 +59,18 @@ def test_dense_bm25_and_hybrid(retrievers):
 
 def test_run_config_records_first_relevant_rank(retrievers):
     cfg = parse_config("b", {"chunking": "base", "method": "bm25", "depth": 10}, CHUNKINGS)
-    qs = [Q("a", "fare cap"), Q("b", "secrets rotate"), Q("u", "how many?", "unanswerable", False)]
+    qs = [Q("a", "fare cap"), Q("b", "secrets rotate"), Q("u", "how many fares?", "unanswerable", False)]
     records, times = run_config(cfg, qs, {"a": ["c0"], "b": ["c2"]}, retrievers)
-    assert [r["id"] for r in records] == ["a", "b"] and len(times) == 2
+    assert [r["id"] for r in records] == ["a", "b", "u"] and len(times) == 3
     assert records[0]["first_relevant_rank"] == 1
     assert records[1]["first_relevant_rank"] is None
+    assert records[2]["answerable"] is False and records[2]["ranking"], "unanswerable questions are ranked too"
+
+
+def test_transformed_queries_go_to_first_stage_only(retrievers):
+    cfg = parse_config("b", {"chunking": "base", "method": "bm25", "depth": 10}, CHUNKINGS)
+    records, _ = run_config(cfg, [Q("a", "fare cap")], {"a": ["c3"]}, retrievers, queries={"a": "rotate secrets"})
+    assert records[0]["ranking"][0]["chunk"] == "c3" and records[0]["first_relevant_rank"] == 1
 
 
 @pytest.mark.bad_input
@@ -76,8 +83,9 @@ def test_run_config_records_first_relevant_rank(retrievers):
     ({"chunking": "base", "method": "dense", "topk": 5}, "unknown key(s) topk"),
     ({"method": "dense"}, "missing key 'chunking'"),
     ({"chunking": "base", "method": "dense", "rerank": {"depth": 5}}, "rerank must be null or a mapping"),
+    ({"chunking": "base", "method": "dense", "query": "hide"}, "expected one of the query_transforms: hyde, none"),
 ])
 def test_bad_configs_name_the_key(spec, message):
     with pytest.raises(ConfigError, match="retrieval.x") as e:
-        parse_config("x", spec, CHUNKINGS)
+        parse_config("x", spec, CHUNKINGS, {"none": {}, "hyde": {}})
     assert message in str(e.value)

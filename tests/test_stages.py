@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -13,8 +15,11 @@ from conftest import FIXTURES, ROOT
 
 
 def stage(cwd, script, *args, ok=True):
+    """Run a stage script in ``cwd`` with that folder's own cache (shared by the tests that
+    use the module's ``built`` project, so a rerun there can hit the cache)."""
+    env = {**os.environ, "RAG_ABLATION_CACHE": str(Path(cwd) / ".cache")}
     res = subprocess.run([sys.executable, str(ROOT / "stages" / script), *map(str, args)], cwd=cwd,
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     if ok:
         assert res.returncode == 0, res.stderr
     return res
@@ -27,10 +32,14 @@ def built(tmp_path_factory):
     shutil.copytree(FIXTURES / "corpus", d / "corpus")
     shutil.copy(FIXTURES / "questions.jsonl", d / "questions.jsonl")
     shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
+    shutil.copytree(ROOT / "prompts", d / "prompts")
     params = yaml.safe_load((d / "params.yaml").read_text())
     b = d / "build"
     stage(d, "questions.py", "--corpus", "corpus", "--questions", "questions.jsonl", "--out", b / "q.jsonl",
           "--metrics", d / "metrics/questions.json")
+    for name in params["query_transforms"]:
+        stage(d, "queries.py", "--name", name, "--questions", b / "q.jsonl", "--prompts", "prompts",
+              "--out", b / f"queries/{name}.json", "--latency", d / f"metrics/latency/queries_{name}.json")
     for name in params["chunkings"]:
         stage(d, "chunk.py", "--name", name, "--corpus", "corpus", "--out", b / f"chunks/{name}.jsonl")
         stage(d, "dense_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"dense/{name}",
@@ -42,9 +51,19 @@ def built(tmp_path_factory):
         c = cfg["chunking"]
         stage(d, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks", b / f"chunks/{c}.jsonl",
               "--labels", b / f"labels/{c}.json", "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}.json",
+              "--queries", b / f"queries/{cfg['query']}.json",
               "--out", b / f"runs/{name}.json", "--latency", d / f"metrics/latency/{name}.json")
-    stage(d, "evaluate.py", "--runs", b / "runs", "--out", d / "metrics/retrieval.json")
+    for name in params["generation"]["configs"]:
+        stage(d, "generate.py", *generate_args(d, name, b / f"answers/{name}.json"))
+    stage(d, "evaluate.py", "--runs", b / "runs", "--answers", b / "answers", "--questions", b / "q.jsonl",
+          "--out", d / "metrics/retrieval.json")
     return d
+
+
+def generate_args(d, name, out):
+    b = d / "build"
+    return ["--name", name, "--run", b / f"runs/{name}.json", "--chunks-dir", b / "chunks", "--questions",
+            b / "q.jsonl", "--prompts", "prompts", "--out", out, "--latency", d / f"metrics/latency/generate_{name}.json"]
 
 
 def load(path):
@@ -79,7 +98,8 @@ def test_labels_stage_labels_every_answerable_question(built):
 
 def test_retrieve_stage_stores_rankings_and_config(built):
     run = load(built / "build/runs/bm25.json")
-    assert run["status"] == "ok" and run["config"]["method"] == "bm25" and run["excluded_unanswerable"] == 1
+    assert run["status"] == "ok" and run["config"]["method"] == "bm25"
+    assert [r["id"] for r in run["questions"] if not r["answerable"]] == ["q-count"]
     by_id = {r["id"]: r for r in run["questions"]}
     # identifier questions: BM25 must put the identifier's chunk first
     assert by_id["q-restore-flag"]["first_relevant_rank"] == 1
@@ -99,8 +119,8 @@ def test_missing_reranker_is_unavailable_with_a_reason(built):
 
 def test_evaluate_stage_has_every_config_and_slice(built):
     m = load(built / "metrics/retrieval.json")
-    assert set(m) == {"dense", "bm25", "hybrid", "hybrid_rerank"}
-    assert m["hybrid_rerank"] == {"available": 0}
+    assert set(m) == {"dense", "bm25", "hybrid", "hybrid_rerank", "rewrite"}
+    assert m["hybrid_rerank"] == {"available": 0, "answers": {"available": 0}}
     for name in ("dense", "bm25", "hybrid"):
         assert {"recall_at_1", "recall_at_5", "recall_at_10", "mrr_at_10"} <= set(m[name])
         assert set(m[name]["by_slice"]) == {"identifier", "main", "paraphrase"}
@@ -112,7 +132,7 @@ def test_outputs_are_deterministic(built, tmp_path):
     b = built / "build"
     stage(built, "retrieve.py", "--name", "hybrid", "--questions", b / "q.jsonl", "--chunks", b / "chunks/heading.jsonl",
           "--labels", b / "labels/heading.json", "--dense", b / "dense/heading", "--bm25", b / "bm25/heading.json",
-          "--out", tmp_path / "again.json", "--latency", tmp_path / "lat.json")
+          "--queries", b / "queries/none.json", "--out", tmp_path / "again.json", "--latency", tmp_path / "lat.json")
     assert (tmp_path / "again.json").read_bytes() == (b / "runs/hybrid.json").read_bytes()
 
 
@@ -138,3 +158,83 @@ def test_unknown_chunking_method_is_one_message(built, tmp_path):
     res = stage(tmp_path, "chunk.py", "--name", "base", "--corpus", built / "corpus", "--out", tmp_path / "c.jsonl", ok=False)
     assert res.returncode == 2 and "expected one of: chars, sentences" in res.stderr
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_queries_stage_rewrites_with_the_llm(built):
+    none = load(built / "build/queries/none.json")["queries"]
+    rewritten = load(built / "build/queries/rewrite.json")["queries"]
+    assert none["q-ack"] == "How fast must someone respond to a P1 page?"
+    assert set(rewritten) == set(none) and rewritten != none
+    lat = load(built / "metrics/latency/queries_rewrite.json")
+    assert lat["calls"] == 8 and lat["hits"] + lat["misses"] == 8
+    run = load(built / "build/runs/rewrite.json")
+    assert run["config"]["query"] == "rewrite" and len(run["questions"]) == 8
+
+
+def test_generate_stage_answers_every_question(built):
+    out = load(built / "build/answers/bm25.json")
+    assert out["status"] == "ok" and out["prompt"] == "answer_escape_hatch" and out["llm"]["backend"] == "llama_cpp"
+    assert len(out["llm"]["digest"]) == 64
+    assert [a["id"] for a in out["answers"]] == [json.loads(l)["id"] for l in (built / "questions.jsonl").read_text().splitlines()]
+    for a in out["answers"]:
+        assert a["answer"] and len(a["passages"]) <= 3 and len(a["prompt_sha256"]) == 64
+        assert 0 < a["completion_tokens"] <= 48
+    run = load(built / "build/runs/bm25.json")
+    top = {r["id"]: [x["chunk"] for x in r["ranking"][:3]] for r in run["questions"]}
+    assert all(a["passages"] == top[a["id"]] for a in out["answers"])
+    lat = load(built / "metrics/latency/generate_bm25.json")
+    assert lat["calls"] == 8 and lat["misses"] + lat["hits"] == 8
+
+
+def test_generate_rerun_is_served_from_the_cache(built, tmp_path):
+    res = stage(built, "generate.py", *generate_args(built, "bm25", tmp_path / "again.json"))
+    assert "cache hits 8, misses 0" in res.stderr
+    assert (tmp_path / "again.json").read_bytes() == (built / "build/answers/bm25.json").read_bytes()
+
+
+def test_generate_for_an_unavailable_config_writes_no_answers(built):
+    out = load(built / "build/answers/hybrid_rerank.json")
+    assert out["status"] == "unavailable" and out["answers"] == [] and "no-such-org" in out["reason"]
+    m = load(built / "metrics/retrieval.json")
+    assert m["hybrid_rerank"]["answers"] == {"available": 0}
+
+
+def test_answer_measures_in_the_metrics_file(built):
+    a = load(built / "metrics/retrieval.json")["bm25"]["answers"]
+    assert a["n_answers"] == 8
+    for key in ("refusal_rate", "contains_reference", "token_f1", "unanswerable_refusal_rate"):
+        assert 0.0 <= a[key] <= 1.0
+
+
+@pytest.mark.slow
+def test_kill_minus_9_loses_no_finished_answer(built, tmp_path):
+    """SIGKILL a generate run once some answers are in the cache; the rerun takes those from
+    the cache, asks the LLM only for the rest, and writes a complete, identical output."""
+    import signal
+    import sqlite3
+    import time
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, "RAG_ABLATION_CACHE": str(cache)}
+    args = [sys.executable, str(ROOT / "stages" / "generate.py"), *map(str, generate_args(built, "bm25", tmp_path / "a.json"))]
+    proc = subprocess.Popen(args, cwd=built, env=env, stderr=subprocess.DEVNULL)
+    done = 0
+    deadline = time.time() + 120
+    while time.time() < deadline and done < 3:
+        time.sleep(0.2)
+        if (cache / "prompts.sqlite").exists():
+            try:
+                with sqlite3.connect(cache / "prompts.sqlite") as db:
+                    done = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 3 <= done < 8, f"expected to kill mid-run, found {done} answers"
+    assert not (tmp_path / "a.json").exists(), "no half-written output"
+    with sqlite3.connect(cache / "prompts.sqlite") as db:
+        kept = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+    res = subprocess.run(args, cwd=built, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert f"cache hits {kept}, misses {8 - kept}" in res.stderr
+    assert (tmp_path / "a.json").read_bytes() == (built / "build/answers/bm25.json").read_bytes()

@@ -1,0 +1,73 @@
+"""Stage `generate@NAME`: answers to every question from the stored ranking of retrieval
+config NAME, with the LLM of the `llm:` block and the prompt template `generation.prompt`.
+
+Writes the answers (per question: answer, passage ids, prompt hash, token counts; the LLM
+identity, prompt name and settings inside the file) and a leaf latency file with time per
+answer, tokens per second and the prompt cache's calls, hits and misses. Every answer is in the
+prompt cache the moment it is made, so a killed run loses nothing and a rerun resumes. A config
+whose retrieval is unavailable gets status `unavailable` and no answers.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from rag_ablation import cli
+from rag_ablation.answers import answer_questions
+from rag_ablation.cache import CachedLLM, PromptCache
+from rag_ablation.chunking import load_chunks
+from rag_ablation.io import read_jsonl, write_json
+from rag_ablation.llm import backend_from_params
+from rag_ablation.metrics import percentiles_ms
+from rag_ablation.params import get, load_params
+from rag_ablation.prompting import load_template
+from rag_ablation.questions import Question
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--run", type=Path, required=True, help="the retrieve@NAME output")
+    ap.add_argument("--chunks-dir", type=Path, required=True)
+    ap.add_argument("--questions", type=Path, required=True)
+    ap.add_argument("--prompts", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--latency", type=Path, required=True)
+    args = ap.parse_args()
+    params = load_params()
+    gen, llm_params = get(params, "generation"), get(params, "llm")
+    prompt_name, k, num_predict = str(gen["prompt"]), int(gen["k"]), int(gen["num_predict"])
+    template = load_template(args.prompts, prompt_name, needs=["passages", "question"])
+    run = json.loads(args.run.read_text(encoding="utf-8"))
+    out = {"config": args.name, "prompt": prompt_name, "k": k, "num_predict": num_predict,
+           "status": run["status"], "reason": run["reason"], "llm": None, "answers": []}
+    if run["status"] != "ok":
+        write_json(args.out, out)
+        write_json(args.latency, {"calls": 0, "hits": 0, "misses": 0})
+        print(f"generate@{args.name}: {run['status']}: {run['reason']}", file=sys.stderr)
+        return
+    backend = backend_from_params(llm_params)
+    llm = CachedLLM(backend, PromptCache())
+    chunks = load_chunks(args.chunks_dir / f"{run['config']['chunking']}.jsonl")
+    questions = [Question(**d) for d in read_jsonl(args.questions)]
+    rankings = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
+    records, timings = answer_questions(
+        questions, rankings, {c.id: c.text for c in chunks}, llm=llm, template=template, k=k,
+        num_predict=num_predict, progress=lambda it: tqdm(it, desc=f"generate@{args.name}", file=sys.stderr))
+    out.update(llm={**backend.identity(), **backend.settings()}, answers=records)
+    write_json(args.out, out)
+    tps = sorted(t["tokens_per_second"] for t in timings)
+    write_json(args.latency, {
+        **llm.stats(), "answer": percentiles_ms([t["seconds"] for t in timings]),
+        "tokens_per_second_p50": round(tps[len(tps) // 2], 3) if tps else 0.0,
+    })
+    s = llm.stats()
+    print(f"generate@{args.name}: LLM calls {s['calls']}, cache hits {s['hits']}, misses {s['misses']}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    cli.run(main)

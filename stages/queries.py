@@ -1,0 +1,60 @@
+"""Stage `queries@NAME`: the text each question is retrieved with, under query transform NAME
+(`query_transforms.NAME` in params.yaml: kind none | rewrite | hyde, prompt, num_predict).
+
+LLM calls go through the prompt cache; calls, hits and misses are printed and written, with
+the LLM time, to a leaf latency file.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from rag_ablation import cli
+from rag_ablation.cache import CachedLLM, PromptCache
+from rag_ablation.io import read_jsonl, write_json
+from rag_ablation.llm import backend_from_params
+from rag_ablation.metrics import percentiles_ms
+from rag_ablation.params import check_config_keys, get, load_params
+from rag_ablation.prompting import load_template
+from rag_ablation.questions import Question
+from rag_ablation.transforms import check_kind, transform_queries
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--questions", type=Path, required=True)
+    ap.add_argument("--prompts", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--latency", type=Path, required=True)
+    args = ap.parse_args()
+    params = load_params()
+    check_config_keys(get(params, "query_transforms"), "query_transforms")
+    spec = get(params, f"query_transforms.{args.name}")
+    kind = str(spec.get("kind", "none"))
+    check_kind(kind)
+    questions = [Question(**d) for d in read_jsonl(args.questions)]
+    llm = None
+    template = None
+    if kind != "none":
+        template = load_template(args.prompts, str(spec["prompt"]), needs=["question"])
+        llm = CachedLLM(backend_from_params(get(params, "llm")), PromptCache())
+    result = transform_queries(questions, kind=kind, template=template, llm=llm,
+                               num_predict=int(spec.get("num_predict", 128)),
+                               progress=lambda it: tqdm(it, desc=f"queries@{args.name}", file=sys.stderr))
+    if result.empty_outputs:
+        print(f"warning: {len(result.empty_outputs)} empty LLM output(s), original question kept: "
+              f"{', '.join(result.empty_outputs)}", file=sys.stderr)
+    write_json(args.out, {"transform": args.name, "kind": kind, "queries": result.queries,
+                          "empty_outputs": result.empty_outputs})
+    stats = llm.stats() if llm else {"calls": 0, "hits": 0, "misses": 0}
+    write_json(args.latency, {**stats, "llm": percentiles_ms([s for s in result.seconds if s > 0])})
+    print(f"queries@{args.name}: LLM calls {stats['calls']}, cache hits {stats['hits']}, misses {stats['misses']}",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    cli.run(main)
