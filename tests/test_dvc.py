@@ -50,7 +50,7 @@ def repo(tmp_path_factory):
     sh(d, DVC, "init", "-q")
     sh(d, DVC, "config", "core.analytics", "false")
     out = sh(d, DVC, "repro")
-    assert "retrieve@hybrid" in ran(out)
+    assert {"retrieve@hybrid", "generate@bm25", "queries@rewrite"} <= ran(out)
     sh(d, "git", "add", "-A")
     sh(d, "git", "commit", "-q", "-m", "fixture pipeline")
     return d
@@ -95,5 +95,15 @@ def test_removed_config_disappears_from_metrics(repo):
     out = sh(repo, DVC, "repro")
     assert "evaluate" in ran(out)
     assert "bm25" not in metrics(repo) and "hybrid" in metrics(repo)
+    sh(repo, "git", "checkout", "--", "params.yaml")
+    sh(repo, DVC, "repro")
+
+
+def test_evaluation_settings_never_rerun_generation(repo):
+    p = yaml.safe_load((repo / "params.yaml").read_text())
+    p["generation"]["refusal_phrases"].append("no idea")
+    (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    out = sh(repo, DVC, "repro")
+    assert ran(out) == {"evaluate"}
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")

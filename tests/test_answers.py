@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from rag_ablation.answers import answer_measures, answer_questions, contains_reference, normalize_answer, token_f1
+from rag_ablation.cache import CachedLLM, PromptCache
+from rag_ablation.llm import LlamaCppBackend
+from rag_ablation.prompting import TemplateError, fill, format_passages, load_template
+from rag_ablation.transforms import transform_queries
+
+from conftest import ROOT
+
+
+@dataclass
+class Q:
+    id: str
+    question: str
+    slice: str = "main"
+    answerable: bool = True
+
+
+def test_normalize_and_token_f1():
+    assert normalize_answer("The  Answer, is: 42!") == "answer is 42"
+    # answer tokens {at, 0230, utc, nightly}, reference {0230, utc}: P = 2/4, R = 2/2
+    assert token_f1("At 02:30 UTC nightly.", "02:30 UTC") == pytest.approx(2 * 0.5 * 1.0 / 1.5)
+    assert token_f1("nothing shared", "02:30 UTC") == 0.0
+    assert token_f1("", "") == 1.0
+    assert contains_reference("It runs at 02:30 UTC, every night.", "02:30 UTC")
+    assert not contains_reference("It runs at night.", "02:30 UTC")
+
+
+def test_answer_measures():
+    records = [
+        {"id": "a", "answerable": True, "answer": "02:30 UTC"},
+        {"id": "b", "answerable": True, "answer": "The passages don't say."},
+        {"id": "u", "answerable": False, "answer": "The handbook does not say."},
+    ]
+    refs = {"a": "02:30 UTC", "b": "Eight seconds.", "u": "The handbook does not say."}
+    m = answer_measures(records, refs, ["don't say", "does not say"])
+    assert m == {"n_answers": 3, "refusal_rate": 0.5, "contains_reference": 0.5,
+                 "token_f1": pytest.approx((1.0 + 0.0) / 2), "unanswerable_refusal_rate": 1.0}
+
+
+def test_templates_fill_literally_and_must_have_placeholders(tmp_path):
+    (tmp_path / "t.txt").write_text("Q: {question}\n{passages}")
+    t = load_template(tmp_path, "t", needs=["question", "passages"])
+    assert fill(t, question="what is {x}?", passages="P") == "Q: what is {x}?\nP"
+    assert format_passages(["a ", "b"]) == "[1] a\n\n[2] b"
+
+
+@pytest.mark.bad_input
+def test_missing_template_and_placeholder(tmp_path):
+    (tmp_path / "t.txt").write_text("no placeholders")
+    with pytest.raises(TemplateError, match=r"lacks the placeholder\(s\) \{question\}"):
+        load_template(tmp_path, "t", needs=["question"])
+    with pytest.raises(TemplateError, match="not found; templates in .*: t"):
+        load_template(tmp_path, "nope", needs=["question"])
+
+
+def test_shipped_templates_load():
+    for name in ("answer_escape_hatch", "answer_revised"):
+        load_template(ROOT / "prompts", name, needs=["passages", "question"])
+    for name in ("rewrite", "hyde"):
+        load_template(ROOT / "prompts", name, needs=["question"])
+
+
+@pytest.mark.slow
+def test_only_changed_prompts_reach_the_llm(tmp_path):
+    """Re-answering after one question's top passages changed: the cache serves the rest."""
+    llm = CachedLLM(LlamaCppBackend(n_threads=1), PromptCache(tmp_path / "p.sqlite"))
+    qs = [Q("a", "When does settlement run?"), Q("b", "How long is the tap window?"), Q("c", "Who is on call?")]
+    text = {"c1": "Settlement runs at 02:30 UTC.", "c2": "Repeat taps within 8 seconds are ignored.",
+            "c3": "The on-call rotation changes on Tuesdays.", "c4": "Buses report every 10 seconds."}
+    template = (ROOT / "prompts" / "answer_escape_hatch.txt").read_text()
+    first = {"a": ["c1", "c4"], "b": ["c2", "c4"], "c": ["c3", "c4"]}
+    r1, _ = answer_questions(qs, first, text, llm=llm, template=template, k=2, num_predict=24)
+    assert llm.stats() == {"calls": 3, "hits": 0, "misses": 3}
+    second = {**first, "b": ["c4", "c2"]}  # only b's passages moved
+    r2, timings = answer_questions(qs, second, text, llm=llm, template=template, k=2, num_predict=24)
+    assert llm.stats() == {"calls": 6, "hits": 2, "misses": 4} and len(timings) == 1
+    assert r2[0] == r1[0] and r2[2] == r1[2] and r2[1]["passages"] == ["c4", "c2"]
+    assert r2[1]["prompt_sha256"] != r1[1]["prompt_sha256"]
+
+
+@pytest.mark.slow
+def test_rewrite_transform_uses_the_llm_and_none_does_not(tmp_path):
+    qs = [Q("a", "settlement time?")]
+    assert transform_queries(qs, kind="none").queries == {"a": "settlement time?"}
+    llm = CachedLLM(LlamaCppBackend(n_threads=1), PromptCache(tmp_path / "p.sqlite"))
+    template = (ROOT / "prompts" / "rewrite.txt").read_text()
+    out = transform_queries(qs, kind="rewrite", template=template, llm=llm, num_predict=24)
+    assert out.queries["a"] and out.queries["a"] != "settlement time?" and llm.stats()["misses"] == 1
+
+
+@pytest.mark.bad_input
+def test_unknown_transform_kind():
+    with pytest.raises(ValueError, match="expected one of: none, rewrite, hyde"):
+        transform_queries([], kind="expand")
