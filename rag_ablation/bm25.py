@@ -110,7 +110,16 @@ def make_scorer(impl: str, corpus_tokens: Sequence[list[str]], *, k1: float, b: 
 
 def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
     """(index, score) of the ``k`` best scores, best first; ties broken by lower index, so the
-    order is deterministic. ``k`` larger than the corpus returns every chunk."""
-    k = min(k, len(scores))
-    order = np.lexsort((np.arange(len(scores)), -scores))[:k]
+    order is deterministic. ``k`` larger than the corpus returns every chunk. Only the
+    candidates at or above the k-th best score are sorted (``np.partition``), not the corpus."""
+    n = len(scores)
+    k = min(k, n)
+    if k <= 0:
+        return []
+    if k < n:
+        kth = np.partition(scores, n - k)[n - k]
+        cand = np.flatnonzero(scores >= kth)
+    else:
+        cand = np.arange(n)
+    order = cand[np.lexsort((cand, -scores[cand]))][:k]
     return [(int(i), float(scores[i])) for i in order]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,3 +14,13 @@ COVIDQA = ROOT.parent / "shared" / "datasets" / "covidqa"
 def _private_cache(tmp_path_factory, monkeypatch):
     """Every test gets its own embedding/prompt cache folder, so no test sees another's."""
     monkeypatch.setenv("RAG_ABLATION_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@dataclass
+class Q:
+    """A question with only what retrieval and generation read (tests' hand-built fixtures)."""
+
+    id: str
+    question: str
+    slice: str = "main"
+    answerable: bool = True

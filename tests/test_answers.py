@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from rag_ablation.answers import answer_measures, answer_questions, contains_reference, normalize_answer, token_f1
@@ -10,15 +8,7 @@ from rag_ablation.llm import LlamaCppBackend
 from rag_ablation.prompting import TemplateError, fill, format_passages, load_template
 from rag_ablation.transforms import transform_queries
 
-from conftest import ROOT
-
-
-@dataclass
-class Q:
-    id: str
-    question: str
-    slice: str = "main"
-    answerable: bool = True
+from conftest import ROOT, Q
 
 
 def test_normalize_and_token_f1():

@@ -55,3 +55,12 @@ def test_bm25s_equals_rank_bm25_with_the_floor_matched():
 def test_top_k_is_deterministic_on_ties():
     assert top_k(np.array([1.0, 2.0, 2.0, 0.5]), 3) == [(1, 2.0), (2, 2.0), (0, 1.0)]
     assert len(top_k(np.array([1.0]), 5)) == 1
+
+
+def test_top_k_equals_a_full_stable_sort():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        scores = rng.integers(0, 5, size=int(rng.integers(1, 40))).astype(float)  # many ties
+        k = int(rng.integers(0, 50))
+        expected = np.lexsort((np.arange(len(scores)), -scores))[: min(k, len(scores))]
+        assert [i for i, _ in top_k(scores, k)] == list(expected)

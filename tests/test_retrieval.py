@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
+
+from conftest import Q
 
 from rag_ablation.bm25 import make_scorer, regex_tokens
 from rag_ablation.indexes import build_flat_ip
@@ -12,14 +12,6 @@ from rag_ablation.retrieval import ConfigError, Retrievers, parse_config, retrie
 CHUNKINGS = {"base": {}}
 IDS = ["c0", "c1", "c2", "c3"]
 TEXTS = ["fare cap is three fares", "buses report positions", "the ledger settles nightly", "rotate secrets monthly"]
-
-
-@dataclass
-class Q:
-    id: str
-    question: str
-    slice: str = "main"
-    answerable: bool = True
 
 
 def fake_vectors():
