@@ -51,12 +51,19 @@ def relevant_chunks(
     restricts each question to chunks of its own document. Every question id appears in the
     result; the chunk ids keep the order of ``bodies``.
     """
-    by_width: dict[int, dict[str, list[str]]] = {}
+    # one window table per document when restricted (a chunk only scans its own document's
+    # questions), else one shared table under the key None
+    tables: dict[str | None, dict[int, dict[str, list[str]]]] = {}
     for qid, span in spans.items():
+        owner = span_docs.get(qid) if span_docs is not None else None
+        by_width = tables.setdefault(owner, {})
         for w in span_windows(span, window):
             by_width.setdefault(len(w), {}).setdefault(w, []).append(qid)
     out: dict[str, list[str]] = {qid: [] for qid in spans}
     for cid, cdoc, body in bodies:
+        by_width = tables.get(cdoc if span_docs is not None else None)
+        if not by_width:
+            continue
         text = normalize(body)
         found: set[str] = set()
         for width, table in by_width.items():
@@ -65,6 +72,5 @@ def relevant_chunks(
                 if hit:
                     found.update(hit)
         for qid in sorted(found):
-            if span_docs is None or span_docs.get(qid) == cdoc:
-                out[qid].append(cid)
+            out[qid].append(cid)
     return out
