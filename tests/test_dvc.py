@@ -90,11 +90,11 @@ def test_exp_run_chunk_size_changes_the_metrics(repo):
 
 def test_removed_config_disappears_from_metrics(repo):
     p = yaml.safe_load((repo / "params.yaml").read_text())
-    del p["retrieval"]["bm25"]
+    del p["retrieval"]["dense"]
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
     assert "evaluate" in ran(out)
-    assert "bm25" not in metrics(repo) and "hybrid" in metrics(repo)
+    assert "dense" not in metrics(repo) and "hybrid" in metrics(repo)
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")
 
