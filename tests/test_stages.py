@@ -238,3 +238,15 @@ def test_kill_minus_9_loses_no_finished_answer(built, tmp_path):
     assert res.returncode == 0, res.stderr
     assert f"cache hits {kept}, misses {8 - kept}" in res.stderr
     assert (tmp_path / "a.json").read_bytes() == (built / "build/answers/bm25.json").read_bytes()
+
+
+@pytest.mark.bad_input
+def test_generation_config_must_be_a_retrieval_config(built, tmp_path):
+    p = yaml.safe_load((built / "params.yaml").read_text())
+    p["generation"]["configs"].append("bm25_typo")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
+    b = built / "build"
+    res = stage(tmp_path, "evaluate.py", "--runs", b / "runs", "--answers", b / "answers", "--questions", b / "q.jsonl",
+                "--out", tmp_path / "m.json", ok=False)
+    assert res.returncode == 2 and "generation.configs names 'bm25_typo'" in res.stderr
+    assert not (tmp_path / "m.json").exists()
