@@ -35,11 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from rag_ablation.bm25 import Scorer, get_tokenizer, top_k
+from rag_ablation.bm25 import Scorer, get_tokenizer, make_scorer, top_k
+from rag_ablation.chunking import Chunk
+from rag_ablation.embeddings import encode, load_model
 from rag_ablation.fusion import FUSIONS, fuse
-from rag_ablation.indexes import search_dense
-from rag_ablation.metrics import first_relevant_rank
-from rag_ablation.rerank import Reranker
+from rag_ablation.indexes import load_bm25, load_dense, search_dense
+from rag_ablation.metrics import first_relevant_rank, percentiles_ms
+from rag_ablation.rerank import Reranker, RerankerUnavailable, load_reranker
 
 METHODS = ("dense", "bm25", "hybrid")
 STEPS = ("query_embed", "faiss_search", "bm25_search", "fusion", "rerank")
@@ -137,6 +139,59 @@ class Retrievers:
     tokenizer: str = "regex"
     reranker: Reranker | None = None
     chunk_text: Mapping[str, str] | None = None
+
+
+def open_retrievers(
+    cfg: RetrievalConfig,
+    *,
+    chunks: Sequence[Chunk],
+    dense_dir: Any,
+    bm25_path: Any,
+    embedding: Mapping[str, Any],
+    bm25: Mapping[str, Any],
+) -> tuple[Retrievers | None, str, str | None]:
+    """Load only what ``cfg`` uses: the FAISS index and embedding model (dense, hybrid), the
+    BM25 scorer rebuilt from its stored tokens (bm25, hybrid), the reranker (rerank).
+
+    Returns (retrievers, status, reason). Status ``ok``; ``unavailable`` when the reranker
+    cannot be loaded (retrievers None, reason says why and how to fix it); ``placeholder``
+    when the reranker's head is untrained (rankings usable for plumbing and latency only).
+    """
+    threads = int(embedding.get("threads", 1))
+    r = Retrievers(chunk_ids=[c.id for c in chunks], tokenizer=str(bm25["tokenizer"]),
+                   chunk_text={c.id: c.text for c in chunks})
+    status, reason = "ok", None
+    if cfg.rerank is not None:
+        try:
+            r.reranker = load_reranker(str(cfg.rerank["model"]), threads=threads,
+                                       allow_placeholder=bool(cfg.rerank.get("allow_placeholder", False)))
+        except RerankerUnavailable as e:
+            return None, "unavailable", str(e)
+        if r.reranker.placeholder:
+            status = "placeholder"
+            reason = f"reranker {cfg.rerank['model']!r} has an untrained head: rankings are for plumbing and latency only"
+    if cfg.uses_dense:
+        r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
+        model = load_model(str(embedding["model"]), threads=threads)
+        r.embed_query = lambda text: encode(model, [text])[0]
+    if cfg.uses_bm25:
+        stored = load_bm25(bm25_path)
+        r.bm25_ids = stored["chunk_ids"]
+        r.bm25 = make_scorer(str(bm25["impl"]), stored["tokens"], k1=float(bm25["k1"]), b=float(bm25["b"]),
+                             epsilon=float(bm25["epsilon"]))
+    return r, status, reason
+
+
+def step_latency(times: Sequence[Mapping[str, float]]) -> dict:
+    """P50/P95/P99 (ms) per step that ran, plus the per-question total; ``n_questions``."""
+    out: dict[str, Any] = {"n_questions": len(times)}
+    if times:
+        out["total"] = percentiles_ms([sum(t.values()) for t in times])
+    for step in STEPS:
+        p = percentiles_ms([t[step] for t in times if step in t])
+        if p:
+            out[step] = p
+    return out
 
 
 def retrieve_one(

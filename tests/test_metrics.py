@@ -76,3 +76,12 @@ def test_config_metrics_per_slice_and_unavailable():
     assert "unanswerable" not in m["by_slice"]
     assert config_metrics({"status": "unavailable", "reason": "x", "questions": []}) == {"available": 0}
     assert config_metrics({"status": "placeholder", "reason": "x", "questions": run["questions"]}) == {"available": 0}
+
+
+def test_step_latency_reports_only_steps_that_ran():
+    from rag_ablation.retrieval import step_latency
+
+    out = step_latency([{"bm25_search": 0.002}, {"bm25_search": 0.004}])
+    assert set(out) == {"n_questions", "total", "bm25_search"}
+    assert out["total"]["p50_ms"] == pytest.approx(3.0)
+    assert step_latency([]) == {"n_questions": 0}

@@ -29,3 +29,30 @@ def test_placeholder_runs_for_plumbing_only():
     s = r.scores("what is the fare cap?", ["the daily cap is three fares", "buses run late"])
     assert len(s) == 2 and all(isinstance(x, float) for x in s)
     assert r.scores("q", []) == []
+
+
+def test_a_placeholder_config_is_marked_and_reports_no_numbers(tmp_path):
+    from rag_ablation.bm25 import regex_tokens
+    from rag_ablation.chunking import chunk_document
+    from rag_ablation.evaluation import config_metrics
+    from rag_ablation.indexes import save_bm25
+    from rag_ablation.retrieval import open_retrievers, parse_config, retrieve_one
+
+    chunks = chunk_document("# T\n\n## A\n\nSettlement runs nightly.\n\n## B\n\nBuses report positions.",
+                            doc="t/d.md", track="t", method="chars", size=30, overlap=0)
+    save_bm25(tmp_path / "b.json", chunk_ids=[c.id for c in chunks], tokens=[regex_tokens(c.text) for c in chunks],
+              tokenizer="regex")
+    spec = {"chunking": "base", "method": "bm25", "depth": 10,
+            "rerank": {"model": minilm_path(), "depth": 5, "allow_placeholder": True}}
+    cfg = parse_config("p", spec, {"base": {}})
+    bm25 = {"tokenizer": "regex", "impl": "rank_bm25", "k1": 1.5, "b": 0.75, "epsilon": 0.25}
+    r, status, reason = open_retrievers(cfg, chunks=chunks, dense_dir=None, bm25_path=tmp_path / "b.json",
+                                        embedding={"model": "all-MiniLM-L6-v2", "threads": 1}, bm25=bm25)
+    assert status == "placeholder" and "untrained head" in reason
+    ranking, times = retrieve_one(cfg, "when does settlement run", r)
+    assert ranking and "rerank" in times, "the code path and its latency are real"
+    assert config_metrics({"status": status, "reason": reason, "questions": []}) == {"available": 0}
+    cfg_missing = parse_config("m", {**spec, "rerank": {"model": "no-org/no-model", "depth": 5}}, {"base": {}})
+    r, status, reason = open_retrievers(cfg_missing, chunks=chunks, dense_dir=None, bm25_path=tmp_path / "b.json",
+                                        embedding={"model": "all-MiniLM-L6-v2", "threads": 1}, bm25=bm25)
+    assert r is None and status == "unavailable" and "no-org/no-model" in reason
