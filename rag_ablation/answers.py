@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rag_ablation.cache import CachedLLM
+from rag_ablation.metrics import percentiles, percentiles_ms
 from rag_ablation.prompting import fill, format_passages, messages_hash, user_messages
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -85,8 +86,9 @@ def answer_questions(
 ) -> tuple[list[dict], list[dict[str, float]]]:
     """Answer every question from its top-``k`` chunks. Returns records (id, slice,
     answerable, answer, passages, prompt_sha256, prompt_tokens, completion_tokens) in question
-    order, and per-answer timings (``seconds``, ``tokens_per_second``, ``cached``) for the
-    latency file. Each answer is stored in the prompt cache as soon as it is made."""
+    order, and timings (``seconds``, ``completion_tokens``) of the answers the LLM computed
+    (cache hits cost nothing and are left out). Each answer is stored in the prompt cache as
+    soon as it is made."""
     records: list[dict] = []
     timings: list[dict[str, float]] = []
     for q in progress(list(questions)):
@@ -100,6 +102,12 @@ def answer_questions(
             "prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
         })
         if not hit:
-            timings.append({"seconds": gen.seconds,
-                            "tokens_per_second": gen.completion_tokens / gen.seconds if gen.seconds > 0 else 0.0})
+            timings.append({"seconds": gen.seconds, "completion_tokens": gen.completion_tokens})
     return records, timings
+
+
+def generation_latency(timings: Sequence[Mapping[str, float]]) -> dict:
+    """P50/P95/P99 of the time per computed answer (ms), and of completion tokens per second
+    of that time (prompt reading included, so this is not the decoder's raw speed)."""
+    rates = [t["completion_tokens"] / t["seconds"] for t in timings if t["seconds"] > 0]
+    return {"answer": percentiles_ms([t["seconds"] for t in timings]), "completion_tokens_per_second": percentiles(rates)}

@@ -17,12 +17,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rag_ablation import cli
-from rag_ablation.answers import answer_questions
+from rag_ablation.answers import answer_questions, generation_latency
 from rag_ablation.cache import CachedLLM, PromptCache
 from rag_ablation.chunking import load_chunks
 from rag_ablation.io import read_jsonl, write_json
 from rag_ablation.llm import backend_from_params
-from rag_ablation.metrics import percentiles_ms
 from rag_ablation.params import get, load_params
 from rag_ablation.prompting import load_template
 from rag_ablation.questions import Question
@@ -60,11 +59,7 @@ def main() -> None:
         num_predict=num_predict, progress=lambda it: tqdm(it, desc=f"generate@{args.name}", file=sys.stderr))
     out.update(llm={**backend.identity(), **backend.settings()}, answers=records)
     write_json(args.out, out)
-    tps = sorted(t["tokens_per_second"] for t in timings)
-    write_json(args.latency, {
-        **llm.stats(), "answer": percentiles_ms([t["seconds"] for t in timings]),
-        "tokens_per_second_p50": round(tps[len(tps) // 2], 3) if tps else 0.0,
-    })
+    write_json(args.latency, {**llm.stats(), **generation_latency(timings)})
     s = llm.stats()
     print(f"generate@{args.name}: LLM calls {s['calls']}, cache hits {s['hits']}, misses {s['misses']}", file=sys.stderr)
 

@@ -88,3 +88,12 @@ def test_rewrite_transform_uses_the_llm_and_none_does_not(tmp_path):
 def test_unknown_transform_kind():
     with pytest.raises(ValueError, match="expected one of: none, rewrite, hyde"):
         transform_queries([], kind="expand")
+
+
+def test_generation_latency():
+    from rag_ablation.answers import generation_latency
+
+    out = generation_latency([{"seconds": 2.0, "completion_tokens": 10}, {"seconds": 4.0, "completion_tokens": 40}])
+    assert out["answer"]["p50_ms"] == pytest.approx(3000.0)
+    assert out["completion_tokens_per_second"]["p50"] == pytest.approx((5.0 + 10.0) / 2)
+    assert generation_latency([]) == {"answer": {}, "completion_tokens_per_second": {}}
