@@ -130,7 +130,6 @@ class Retrievers:
     """What a config may need, already loaded. ``embed_query`` maps a question to a normalized
     vector; ``chunk_text`` gives the indexed text of a chunk id (for the reranker)."""
 
-    chunk_ids: Sequence[str]
     dense_index: Any = None
     dense_ids: Sequence[str] | None = None
     embed_query: Callable[[str], np.ndarray] | None = None
@@ -158,8 +157,7 @@ def open_retrievers(
     when the reranker's head is untrained (rankings usable for plumbing and latency only).
     """
     threads = int(embedding.get("threads", 1))
-    r = Retrievers(chunk_ids=[c.id for c in chunks], tokenizer=str(bm25["tokenizer"]),
-                   chunk_text={c.id: c.text for c in chunks})
+    r = Retrievers(tokenizer=str(bm25["tokenizer"]), chunk_text={c.id: c.text for c in chunks})
     status, reason = "ok", None
     if cfg.rerank is not None:
         try:

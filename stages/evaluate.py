@@ -5,13 +5,11 @@ params.yaml disappears from the metrics, and prints why unavailable configs have
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from rag_ablation import cli
-from rag_ablation.answers import answer_measures
-from rag_ablation.evaluation import config_metrics
+from rag_ablation.evaluation import metrics_file
 from rag_ablation.io import read_jsonl, write_json
 from rag_ablation.params import get, load_params
 
@@ -24,27 +22,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     params = load_params()
-    metrics = {}
-    for name in sorted(get(params, "retrieval")):
-        path = args.runs / f"{name}.json"
-        if not path.is_file():
-            raise FileNotFoundError(f"no run file {path} for config {name!r}: run `dvc repro retrieve@{name}`")
-        run = json.loads(path.read_text(encoding="utf-8"))
-        metrics[name] = config_metrics(run)
-        if run["status"] != "ok":
-            print(f"{name}: {run['status']}: {run['reason']}", file=sys.stderr)
-    references = {q["id"]: q["answer"] for q in read_jsonl(args.questions)}
-    phrases = [str(p) for p in get(params, "generation.refusal_phrases")]
-    for name in get(params, "generation.configs"):
-        if name not in metrics:
-            raise ValueError(f"generation.configs names {name!r}, which is not a retrieval config; "
-                             f"expected some of: {', '.join(sorted(metrics))}")
-        path = args.answers / f"{name}.json"
-        if not path.is_file():
-            raise FileNotFoundError(f"no answers file {path} for config {name!r}: run `dvc repro generate@{name}`")
-        answers = json.loads(path.read_text(encoding="utf-8"))
-        metrics[name]["answers"] = (answer_measures(answers["answers"], references, phrases)
-                                    if answers["status"] == "ok" else {"available": 0})
+    metrics, why = metrics_file(
+        retrieval=get(params, "retrieval"),
+        generation=list(get(params, "generation.configs")),
+        runs=args.runs,
+        answers=args.answers,
+        references={q["id"]: q["answer"] for q in read_jsonl(args.questions)},
+        refusal_phrases=[str(p) for p in get(params, "generation.refusal_phrases")],
+    )
+    for line in why:
+        print(line, file=sys.stderr)
     write_json(args.out, metrics)
 
 

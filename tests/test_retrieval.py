@@ -26,7 +26,7 @@ QUERY = np.array([0.6, 0.8, 0.0, 0.0], dtype=np.float32)
 @pytest.fixture
 def retrievers():
     return Retrievers(
-        chunk_ids=IDS, dense_index=build_flat_ip(fake_vectors()), dense_ids=IDS,
+        dense_index=build_flat_ip(fake_vectors()), dense_ids=IDS,
         embed_query=lambda text: fake_vectors()[2] if "ledger" in text else QUERY,
         bm25=make_scorer("rank_bm25", [regex_tokens(t) for t in TEXTS], k1=1.5, b=0.75, epsilon=0.25),
         bm25_ids=IDS, chunk_text=dict(zip(IDS, TEXTS)),
