@@ -1,13 +1,13 @@
 """Reproduce the COVID-QA reference table (shared/notes/anchors-covidqa.md) with this project's code.
 
 Protocol (the anchors'): the 1,087 questions whose first answer span has >= 20 characters
-(``rag_ablation.covidqa.load_covidqa``); ``chars`` chunks of SIZE with SIZE/5 overlap from this
+(``rag_ablation.datasets.covidqa.load_covidqa``); ``chars`` chunks of SIZE with SIZE/5 overlap from this
 project's recursive splitter; a chunk is relevant if it comes from the gold document and contains
 the span or any 30-character window of it (``relevant_chunks(window=30, span_docs=...)``); BM25
 k1=1.5, b=0.75 over the regex tokenizer; MiniLM dense over a FAISS flat inner-product index;
 RRF k=60 over the top 100 of each (dense + rank-bm25 at its default epsilon 0.25).
 
-Rankings follow ``rag_ablation.retrieval.retrieve_one``: top 100 by score (ties to the lower chunk
+Rankings follow ``rag_ablation.retrieval.runner.retrieve_one``: top 100 by score (ties to the lower chunk
 index), BM25 hits with score 0 dropped, RRF over the two lists, first 10 kept.
 
 BM25 rows: rank-bm25 at its default epsilon 0.25 (the anchors' BM25Okapi), rank-bm25 at epsilon 0,
@@ -43,15 +43,19 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from rag_ablation.bm25 import make_scorer, regex_tokens, top_k  # noqa: E402
-from rag_ablation.chunking import Chunk, chunk_corpus  # noqa: E402
-from rag_ablation.covidqa import load_covidqa  # noqa: E402
-from rag_ablation.fusion import rrf  # noqa: E402
-from rag_ablation.labels import relevant_chunks  # noqa: E402
-from rag_ablation.metrics import first_relevant_rank, summarize  # noqa: E402
+from rag_ablation.retrieval.bm25 import make_scorer, top_k  # noqa: E402
+
+from rag_ablation.text import regex_tokens  # noqa: E402
+from rag_ablation.chunks import Chunk  # noqa: E402
+from rag_ablation.retrieval.chunking import chunk_corpus  # noqa: E402
+from rag_ablation.datasets.covidqa import load_covidqa  # noqa: E402
+from rag_ablation.io import datasets_dir  # noqa: E402
+from rag_ablation.retrieval.fusion import rrf  # noqa: E402
+from rag_ablation.evaluation.labels import relevant_chunks  # noqa: E402
+from rag_ablation.evaluation.measures import first_relevant_rank, summarize  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO.parent / "shared" / "datasets" / "covidqa"
+DEFAULT_DATA = datasets_dir() / "covidqa"  # $RAG_ABLATION_DATASETS, default ../shared/datasets
 K1, B, WINDOW, DEPTH, RRF_K, K = 1.5, 0.75, 30, 100, 60, 10
 MODEL = "all-MiniLM-L6-v2"
 
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     q_vecs = None
     speeds: dict = {"query_embed_qps": None}
     if not args.skip_dense:
-        from rag_ablation.embeddings import EmbeddingCache, encode, load_model
+        from rag_ablation.retrieval.embeddings import EmbeddingCache, encode, load_model
 
         t0 = time.perf_counter()
         model = load_model(MODEL, threads=1)
@@ -236,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         info["same_top10"] = sum(a[:K] == b[:K] for a, b in zip(bm25_rankings[eq_label], bm25_rankings[s_label]))
 
         if not args.skip_dense:
-            from rag_ablation.embeddings import embed_cached, truncated_share
-            from rag_ablation.indexes import build_flat_ip, search_dense
+            from rag_ablation.retrieval.embeddings import embed_cached, truncated_share
+            from rag_ablation.retrieval.indexes import build_flat_ip, search_dense
 
             texts = [c.text for c in chunks]
             t0 = time.perf_counter()

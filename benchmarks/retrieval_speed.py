@@ -34,16 +34,19 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from rag_ablation.bm25 import get_tokenizer, make_scorer, top_k  # noqa: E402
-from rag_ablation.chunking import chunk_corpus, options_from_params  # noqa: E402
+from rag_ablation.text import get_tokenizer  # noqa: E402
+
+from rag_ablation.retrieval.bm25 import make_scorer, top_k  # noqa: E402
+from rag_ablation.retrieval.chunking import chunk_corpus, chunk_options  # noqa: E402
 from rag_ablation.corpus import load_corpus  # noqa: E402
-from rag_ablation.covidqa import load_covidqa  # noqa: E402
-from rag_ablation.labels import relevant_chunks  # noqa: E402
-from rag_ablation.params import get, load_params  # noqa: E402
+from rag_ablation.datasets.covidqa import load_covidqa  # noqa: E402
+from rag_ablation.io import datasets_dir  # noqa: E402
+from rag_ablation.evaluation.labels import relevant_chunks  # noqa: E402
+from rag_ablation.config import load_config  # noqa: E402
 from rag_ablation.questions import load_questions  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-COVIDQA = REPO.parent / "shared" / "datasets" / "covidqa"
+COVIDQA = datasets_dir() / "covidqa"  # $RAG_ABLATION_DATASETS, default ../shared/datasets
 DEPTH = 100
 
 
@@ -105,10 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         ap.error(f"--covidqa-sizes must be comma-separated integers, got {args.covidqa_sizes!r}")
 
-    params = load_params(REPO / "params.yaml")
-    bm = get(params, "bm25")
-    k1, b, eps, tokenizer = float(bm["k1"]), float(bm["b"]), float(bm.get("epsilon", 0.25)), str(bm["tokenizer"])
-    window, same_doc = int(get(params, "labels.window")), bool(get(params, "labels").get("same_doc_only", False))
+    params = load_config(REPO / "params.yaml")
+    k1, b, eps, tokenizer = params.bm25.k1, params.bm25.b, params.bm25.epsilon, params.bm25.tokenizer
+    window, same_doc = params.labels.window, params.labels.same_doc_only
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; BM25 k1={k1} b={b}, "
           f"tokenizer {tokenizer}; best of {args.rounds} alternating rounds; each pass = score + top {DEPTH}")
 
@@ -117,9 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     spans = {q.id: q.span for q in questions}
     span_docs = {q.id: q.doc for q in questions} if same_doc else None
     rows = []
-    for name, spec in get(params, "chunkings").items():
-        opts = options_from_params(spec, name=name, base_size=int(params["chunk_size"]),
-                                   base_overlap=int(params["chunk_overlap"]))
+    for name, spec in params.chunkings.items():
+        opts = chunk_options(spec)
         chunks = chunk_corpus(((d.doc, d.track, d.text) for d in documents), **opts)
         rows.append(measure(name, chunks, spans, span_docs, [q.question for q in questions], window=window,
                             tokenizer=tokenizer, k1=k1, b=b, epsilon=eps, rounds=args.rounds))

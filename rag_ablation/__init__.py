@@ -1,1 +1,0 @@
-"""rag-ablation: measure whether a change to a RAG pipeline helped."""

@@ -1,19 +1,20 @@
-"""What every stage script shares: one clear message and a non-zero exit for a known error."""
+"""What every stage script shares: one clear message and exit status 2 for a user error.
+
+Only ``rag_ablation.errors.UserError`` (bad data, bad params, a missing model, a server that is
+down) becomes the one-line message; any other exception is a bug and keeps its traceback.
+"""
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
-# Errors that mean "bad input or unavailable model": reported in one message, exit code 2.
-# Anything else is a bug and keeps its traceback.
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, RuntimeError)
+from rag_ablation.errors import UserError
 
 
 def run(main: Callable[[], None]) -> None:
-    """Call a stage's ``main``; a user error prints ``error: <message>`` and exits 2."""
+    """Call a stage's ``main``; a ``UserError`` prints ``error: <message>`` and exits 2."""
     try:
         main()
-    except USER_ERRORS as e:
+    except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
-

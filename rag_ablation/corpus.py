@@ -10,10 +10,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_ablation.errors import UserError
+
 SUFFIXES = (".md", ".txt")
 
 
-class CorpusError(ValueError):
+class CorpusError(UserError, ValueError):
     """A corpus that cannot be read as documented; the message lists every problem."""
 
 

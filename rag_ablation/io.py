@@ -46,10 +46,27 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+def repo_root(start: Path | None = None) -> Path:
+    """The DVC repository being run: the nearest folder at or above ``start`` (default: the
+    current directory, where DVC runs every stage) that holds ``.dvc/``; ``start`` itself when
+    there is none. Never the folder the package is installed from, so one environment serving
+    two clones keeps each clone's caches in that clone."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".dvc").is_dir():
+            return folder
+    return here
 
 
 def default_cache_dir() -> Path:
     """Where caches live, outside DVC's outputs: ``$RAG_ABLATION_CACHE`` if set and non-empty,
-    else ``.cache/`` at the repository root (git-ignored). The folder need not exist yet."""
-    return Path(os.environ.get("RAG_ABLATION_CACHE") or REPO_ROOT / ".cache")
+    else ``.cache/`` in the repository being run (``repo_root``; git-ignored). The folder need
+    not exist yet."""
+    return Path(os.environ.get("RAG_ABLATION_CACHE") or repo_root() / ".cache")
+
+
+def datasets_dir() -> Path:
+    """Where external data sets (such as ``covidqa/``) are read in place, never copied:
+    ``$RAG_ABLATION_DATASETS`` if set and non-empty, else ``../shared/datasets`` beside the
+    repository being run (``repo_root``)."""
+    return Path(os.environ.get("RAG_ABLATION_DATASETS") or repo_root().parent / "shared" / "datasets")

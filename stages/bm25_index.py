@@ -2,14 +2,16 @@
 JSON (the scorer is rebuilt from them at query time; no pickle)."""
 from __future__ import annotations
 
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
 import argparse
 from pathlib import Path
 
 from rag_ablation import cli
-from rag_ablation.chunking import load_chunks
-from rag_ablation.bm25 import get_tokenizer
-from rag_ablation.indexes import save_bm25
-from rag_ablation.params import get, load_params
+from rag_ablation.chunks import load_chunks
+from rag_ablation.config import load_config
+from rag_ablation.retrieval.indexes import save_bm25
+from rag_ablation.text import get_tokenizer
 
 
 def main() -> None:
@@ -17,7 +19,7 @@ def main() -> None:
     ap.add_argument("--chunks", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    name = str(get(load_params(), "bm25.tokenizer"))
+    name = load_config().bm25.tokenizer
     tokenize = get_tokenizer(name)
     chunks = load_chunks(args.chunks)
     save_bm25(args.out, chunk_ids=[c.id for c in chunks], tokens=[tokenize(c.text) for c in chunks], tokenizer=name)

@@ -6,15 +6,17 @@ chunking that does not fix its own size.
 """
 from __future__ import annotations
 
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
 import argparse
 import sys
 from pathlib import Path
 
 from rag_ablation import cli
-from rag_ablation.chunking import chunk_corpus, options_from_params
+from rag_ablation.config import load_config
+from rag_ablation.retrieval.chunking import chunk_corpus, chunk_options
 from rag_ablation.corpus import load_corpus
 from rag_ablation.io import write_jsonl
-from rag_ablation.params import check_config_keys, get, load_params
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
@@ -22,14 +24,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    params = load_params()
-    check_config_keys(get(params, "chunkings"), "chunkings")
-    options = options_from_params(
-        get(params, f"chunkings.{args.name}") or {},
-        name=args.name,
-        base_size=int(get(params, "chunk_size")),
-        base_overlap=int(get(params, "chunk_overlap")),
-    )
+    options = chunk_options(load_config().chunking(args.name))
     documents = load_corpus(args.corpus)
     chunks = chunk_corpus(((d.doc, d.track, d.text) for d in documents), **options)
     write_jsonl(args.out, [c.to_json() for c in chunks])

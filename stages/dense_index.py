@@ -3,16 +3,18 @@ write a FAISS IndexFlatIP, plus a metrics file with the share of chunks longer t
 maximum sequence length (embedded truncated)."""
 from __future__ import annotations
 
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
 import argparse
 import sys
 from pathlib import Path
 
 from rag_ablation import cli
-from rag_ablation.chunking import load_chunks
-from rag_ablation.embeddings import EmbeddingCache, embed_cached, load_model, truncated_share
-from rag_ablation.indexes import build_flat_ip, save_dense
+from rag_ablation.chunks import load_chunks
+from rag_ablation.config import load_config
+from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, load_model, truncated_share
+from rag_ablation.retrieval.indexes import build_flat_ip, save_dense
 from rag_ablation.io import write_json
-from rag_ablation.params import get, load_params
 
 
 def main() -> None:
@@ -21,8 +23,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
     args = ap.parse_args()
-    emb = get(load_params(), "embedding")
-    model_name, threads = str(emb["model"]), int(emb.get("threads", 1))
+    emb = load_config().embedding
+    model_name, threads = emb.model, emb.threads
     chunks = load_chunks(args.chunks)
     texts = [c.text for c in chunks]
     model = None
@@ -35,7 +37,7 @@ def main() -> None:
 
     cache = EmbeddingCache()
     vectors, stats = embed_cached(texts, model_name=model_name, cache=cache, load=load,
-                                  batch_size=int(emb.get("batch_size", 32)), progress=True)
+                                  batch_size=emb.batch_size, progress=True)
     cache.close()
     index = build_flat_ip(vectors, threads=threads)
     save_dense(args.out, index, [c.id for c in chunks], {"model": model_name, "dim": int(vectors.shape[1])})

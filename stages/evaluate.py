@@ -1,37 +1,40 @@
 """Stage `evaluate`: one metrics file with recall@1/5/10 and MRR@10 per retrieval config,
 overall and per slice, plus judge-free answer measures for the configs in
-`generation.configs`. Loops over params (never a folder listing), so a config removed from
-params.yaml disappears from the metrics, and prints why unavailable configs have no numbers."""
+`generation.configs`, all aggregated from the per-question scores of the `score` stage. Loops
+over params (never a folder listing), so a config removed from params.yaml disappears from the
+metrics; a config with no scored rows (its run is unavailable) is `{"available": 0}`."""
 from __future__ import annotations
 
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
 import argparse
-import sys
 from pathlib import Path
 
 from rag_ablation import cli
-from rag_ablation.evaluation import metrics_file
-from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.params import get, load_params
+from rag_ablation.config import load_config
+from rag_ablation.evaluation.scoring import read_scores
+from rag_ablation.evaluation.summary import metrics_file
+from rag_ablation.io import write_json
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--runs", type=Path, required=True, help="folder of retrieve@NAME outputs, NAME.json")
-    ap.add_argument("--answers", type=Path, required=True, help="folder of generate@NAME outputs, NAME.json")
-    ap.add_argument("--questions", type=Path, required=True)
+    ap.add_argument("--retrieval-scores", type=Path, required=True)
+    ap.add_argument("--answer-scores", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    params = load_params()
-    metrics, why = metrics_file(
-        retrieval=get(params, "retrieval"),
-        generation=list(get(params, "generation.configs")),
-        runs=args.runs,
-        answers=args.answers,
-        references={q["id"]: q["answer"] for q in read_jsonl(args.questions)},
-        refusal_phrases=[str(p) for p in get(params, "generation.refusal_phrases")],
+    params = load_config()
+    retrieval_rows = read_scores(args.retrieval_scores)
+    answer_rows = read_scores(args.answer_scores)
+    scored = {r["config"] for r in retrieval_rows}
+    answered = {r["config"] for r in answer_rows}
+    metrics = metrics_file(
+        configs=params.retrieval,
+        status={name: "ok" if name in scored else "unavailable" for name in params.retrieval},
+        retrieval_rows=retrieval_rows,
+        answered={name: "ok" if name in answered else "unavailable" for name in params.generation.configs},
+        answer_rows=answer_rows,
     )
-    for line in why:
-        print(line, file=sys.stderr)
     write_json(args.out, metrics)
 
 

@@ -9,6 +9,8 @@ whose retrieval is unavailable gets status `unavailable` and no answers.
 """
 from __future__ import annotations
 
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
 import argparse
 import json
 import sys
@@ -17,13 +19,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rag_ablation import cli
-from rag_ablation.answers import answer_questions, generation_latency
-from rag_ablation.cache import CachedLLM, PromptCache
-from rag_ablation.chunking import load_chunks
+from rag_ablation.config import load_config
 from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.llm import backend_from_params
-from rag_ablation.params import get, load_params
-from rag_ablation.prompting import load_template
+from rag_ablation.llm.backends import backend_from_config
+from rag_ablation.llm.generation import answer_questions, generation_latency
+from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.prompting import load_template
 from rag_ablation.questions import Question
 
 
@@ -31,15 +32,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--name", required=True)
     ap.add_argument("--run", type=Path, required=True, help="the retrieve@NAME output")
-    ap.add_argument("--chunks-dir", type=Path, required=True)
     ap.add_argument("--questions", type=Path, required=True)
     ap.add_argument("--prompts", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--latency", type=Path, required=True)
     args = ap.parse_args()
-    params = load_params()
-    gen, llm_params = get(params, "generation"), get(params, "llm")
-    prompt_name, k, num_predict = str(gen["prompt"]), int(gen["k"]), int(gen["num_predict"])
+    params = load_config()
+    gen = params.generation
+    prompt_name, k, num_predict = gen.prompt, gen.k, gen.num_predict
     template = load_template(args.prompts, prompt_name, needs=["passages", "question"])
     run = json.loads(args.run.read_text(encoding="utf-8"))
     out = {"config": args.name, "prompt": prompt_name, "k": k, "num_predict": num_predict,
@@ -49,13 +49,12 @@ def main() -> None:
         write_json(args.latency, {"calls": 0, "hits": 0, "misses": 0})
         print(f"generate@{args.name}: {run['status']}: {run['reason']}", file=sys.stderr)
         return
-    backend = backend_from_params(llm_params)
+    backend = backend_from_config(params.llm)
     llm = CachedLLM(backend, PromptCache())
-    chunks = load_chunks(args.chunks_dir / f"{run['config']['chunking']}.jsonl")
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     rankings = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
     records, timings = answer_questions(
-        questions, rankings, {c.id: c.text for c in chunks}, llm=llm, template=template, k=k,
+        questions, rankings, run["passages"], llm=llm, template=template, k=k,
         num_predict=num_predict, progress=lambda it: tqdm(it, desc=f"generate@{args.name}", file=sys.stderr))
     out.update(llm={**backend.identity(), **backend.settings()}, answers=records)
     write_json(args.out, out)

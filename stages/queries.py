@@ -6,6 +6,8 @@ the LLM time, to a leaf latency file.
 """
 from __future__ import annotations
 
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
 import argparse
 import sys
 from pathlib import Path
@@ -13,14 +15,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rag_ablation import cli
-from rag_ablation.cache import CachedLLM, PromptCache
+from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.llm import backend_from_params
-from rag_ablation.metrics import percentiles_ms
-from rag_ablation.params import check_config_keys, get, load_params
-from rag_ablation.prompting import load_template
+from rag_ablation.config import load_config
+from rag_ablation.llm.backends import backend_from_config
+from rag_ablation.llm.prompting import load_template
 from rag_ablation.questions import Question
-from rag_ablation.transforms import check_kind, transform_queries
+from rag_ablation.llm.transforms import transform_queries
+from rag_ablation.timing import percentiles_ms
 
 
 def main() -> None:
@@ -31,19 +33,17 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--latency", type=Path, required=True)
     args = ap.parse_args()
-    params = load_params()
-    check_config_keys(get(params, "query_transforms"), "query_transforms")
-    spec = get(params, f"query_transforms.{args.name}")
-    kind = str(spec.get("kind", "none"))
-    check_kind(kind)
+    params = load_config()
+    spec = params.transform(args.name)
+    kind = spec.kind
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     llm = None
     template = None
     if kind != "none":
-        template = load_template(args.prompts, str(spec["prompt"]), needs=["question"])
-        llm = CachedLLM(backend_from_params(get(params, "llm")), PromptCache())
+        template = load_template(args.prompts, str(spec.prompt), needs=["question"])
+        llm = CachedLLM(backend_from_config(params.llm), PromptCache())
     result = transform_queries(questions, kind=kind, template=template, llm=llm,
-                               num_predict=int(spec.get("num_predict", 128)),
+                               num_predict=spec.num_predict,
                                progress=lambda it: tqdm(it, desc=f"queries@{args.name}", file=sys.stderr))
     if result.empty_outputs:
         print(f"warning: {len(result.empty_outputs)} empty LLM output(s), original question kept: "

@@ -7,6 +7,8 @@ spans that occur in more than one chunk-sized region (listed on stderr).
 """
 from __future__ import annotations
 
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
 import argparse
 import sys
 from pathlib import Path
@@ -14,8 +16,9 @@ from pathlib import Path
 from rag_ablation import cli
 from rag_ablation.corpus import load_corpus
 from rag_ablation.io import write_json, write_jsonl
-from rag_ablation.params import get, load_params
-from rag_ablation.questions import ambiguous_spans, check_spans, load_questions, overlap_by_slice, slice_counts
+from rag_ablation.config import load_config
+from rag_ablation.question_stats import ambiguous_spans, overlap_by_slice
+from rag_ablation.questions import check_spans, load_questions, slice_counts
 
 
 def main() -> None:
@@ -25,7 +28,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
     args = ap.parse_args()
-    region = int(get(load_params(), "chunk_size"))
+    region = load_config().chunk_size
 
     documents = load_corpus(args.corpus)
     questions = load_questions(args.questions)

@@ -5,9 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from rag_ablation.io import datasets_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-COVIDQA = ROOT.parent / "shared" / "datasets" / "covidqa"
+# external data sets are found through one setting: $RAG_ABLATION_DATASETS, default ../shared/datasets
+COVIDQA = datasets_dir() / "covidqa"
 
 
 @pytest.fixture(autouse=True)

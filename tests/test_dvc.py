@@ -71,7 +71,7 @@ def test_changing_one_config_reruns_only_its_instances(repo):
     p["retrieval"]["hybrid"]["rrf_k"] = 30
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
-    assert ran(out) == {"retrieve@hybrid", "evaluate"}
+    assert ran(out) == {"retrieve@hybrid", "score", "evaluate"}
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")  # restores the committed state (from the run-cache)
 
@@ -93,7 +93,7 @@ def test_removed_config_disappears_from_metrics(repo):
     del p["retrieval"]["dense"]
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
-    assert "evaluate" in ran(out)
+    assert {"score", "evaluate"} <= ran(out)
     assert "dense" not in metrics(repo) and "hybrid" in metrics(repo)
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")
@@ -104,6 +104,34 @@ def test_evaluation_settings_never_rerun_generation(repo):
     p["generation"]["refusal_phrases"].append("no idea")
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
-    assert ran(out) == {"evaluate"}
+    # scoring reruns; evaluate only if a score changed (DVC stops at identical outputs)
+    assert "score" in ran(out) and ran(out) <= {"score", "evaluate"}
     sh(repo, "git", "checkout", "--", "params.yaml")
+    sh(repo, DVC, "repro")
+
+
+def test_a_label_change_reruns_labels_and_scoring_only(repo):
+    """Rankings live apart from labels: changing the span rule re-scores the stored rankings
+    and never searches or generates again."""
+    p = yaml.safe_load((repo / "params.yaml").read_text())
+    p["labels"]["window"] = 25
+    (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    out = sh(repo, DVC, "repro")
+    labels_and_scoring = {"labels@base", "labels@heading", "score"}
+    assert labels_and_scoring <= ran(out) <= labels_and_scoring | {"evaluate"}, ran(out)
+    sh(repo, "git", "checkout", "--", "params.yaml")
+    sh(repo, DVC, "repro")
+
+
+def test_an_llm_code_edit_reruns_no_retrieval_or_scoring_stage(repo):
+    """Editing a module of the LLM subpackage reruns the LLM stages (whose outputs are then
+    byte-identical, so DVC stops there): no chunk, index, labels, retrieve or scoring stage."""
+    prompting = repo / "rag_ablation/llm/prompting.py"
+    original = prompting.read_text()
+    prompting.write_text(original + "\n# an edit that changes no behaviour\n")
+    try:
+        out = sh(repo, DVC, "repro")
+    finally:
+        prompting.write_text(original)
+    assert ran(out) and all(s.split("@")[0] in {"queries", "generate"} for s in ran(out)), ran(out)
     sh(repo, DVC, "repro")

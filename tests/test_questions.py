@@ -6,15 +6,8 @@ import pytest
 
 from conftest import FIXTURES
 from rag_ablation.corpus import CorpusError, Document, load_corpus
-from rag_ablation.questions import (
-    QuestionError,
-    ambiguous_spans,
-    check_spans,
-    lexical_overlap,
-    load_questions,
-    slice_counts,
-    span_regions,
-)
+from rag_ablation.question_stats import ambiguous_spans, lexical_overlap, span_regions
+from rag_ablation.questions import QuestionError, check_spans, load_questions, slice_counts
 
 GOOD = {"id": "a", "question": "When?", "doc": "t/d.md", "span": "at noon on every weekday", "answer": "Noon.",
         "slice": "main", "track": "t"}

@@ -50,19 +50,26 @@ def built(tmp_path_factory):
     for name, cfg in params["retrieval"].items():
         c = cfg["chunking"]
         stage(d, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks", b / f"chunks/{c}.jsonl",
-              "--labels", b / f"labels/{c}.json", "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}.json",
+              "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}.json",
               "--queries", b / f"queries/{cfg['query']}.json",
               "--out", b / f"runs/{name}.json", "--latency", d / f"metrics/latency/{name}.json")
     for name in params["generation"]["configs"]:
         stage(d, "generate.py", *generate_args(d, name, b / f"answers/{name}.json"))
-    stage(d, "evaluate.py", "--runs", b / "runs", "--answers", b / "answers", "--questions", b / "q.jsonl",
-          "--out", d / "metrics/retrieval.json")
+    stage(d, "score.py", *score_args(d, d / "metrics/scores/retrieval.csv", d / "metrics/scores/answers.csv"))
+    stage(d, "evaluate.py", "--retrieval-scores", d / "metrics/scores/retrieval.csv", "--answer-scores",
+          d / "metrics/scores/answers.csv", "--out", d / "metrics/retrieval.json")
     return d
+
+
+def score_args(d, retrieval_out, answers_out):
+    b = d / "build"
+    return ["--questions", b / "q.jsonl", "--runs", b / "runs", "--labels", b / "labels", "--answers", b / "answers",
+            "--retrieval-out", retrieval_out, "--answers-out", answers_out]
 
 
 def generate_args(d, name, out):
     b = d / "build"
-    return ["--name", name, "--run", b / f"runs/{name}.json", "--chunks-dir", b / "chunks", "--questions",
+    return ["--name", name, "--run", b / f"runs/{name}.json", "--questions",
             b / "q.jsonl", "--prompts", "prompts", "--out", out, "--latency", d / f"metrics/latency/generate_{name}.json"]
 
 
@@ -96,14 +103,15 @@ def test_labels_stage_labels_every_answerable_question(built):
     assert len(lab["relevant"]) == 7 and lab["unlabeled"] == []
 
 
-def test_retrieve_stage_stores_rankings_and_config(built):
+def test_retrieve_stage_stores_rankings_and_resolved_config(built):
     run = load(built / "build/runs/bm25.json")
     assert run["status"] == "ok" and run["config"]["method"] == "bm25"
+    assert run["config"]["k"] == 10 and run["config"]["fusion"] is None, "defaults filled in, keys that apply only"
     assert [r["id"] for r in run["questions"] if not r["answerable"]] == ["q-count"]
-    by_id = {r["id"]: r for r in run["questions"]}
-    # identifier questions: BM25 must put the identifier's chunk first
-    assert by_id["q-restore-flag"]["first_relevant_rank"] == 1
-    assert by_id["q-rl413"]["first_relevant_rank"] == 1
+    assert all(set(r) == {"id", "slice", "answerable", "ranking"} for r in run["questions"]), "no labels in runs"
+    ranked = {x["chunk"] for r in run["questions"] for x in r["ranking"]}
+    chunks = {json.loads(line)["id"]: json.loads(line) for line in (built / "build/chunks/base.jsonl").read_text().splitlines()}
+    assert set(run["passages"]) == ranked and all(run["passages"][c] == chunks[c]["body"] for c in ranked)
     assert all(len(r["ranking"]) <= 10 for r in run["questions"])
     lat = load(built / "metrics/latency/bm25.json")
     assert set(lat) == {"n_questions", "total", "bm25_search"} and lat["bm25_search"]["p50_ms"] > 0
@@ -115,6 +123,29 @@ def test_missing_reranker_is_unavailable_with_a_reason(built):
     run = load(built / "build/runs/hybrid_rerank.json")
     assert run["status"] == "unavailable" and run["questions"] == []
     assert "no-such-org/no-such-cross-encoder" in run["reason"] and "huggingface-cli download" in run["reason"]
+
+
+def test_score_stage_writes_per_question_rows(built):
+    from rag_ablation.evaluation.scoring import read_scores
+
+    rows = read_scores(built / "metrics/scores/retrieval.csv")
+    by = {(r["config"], r["id"]): r for r in rows}
+    assert {r["config"] for r in rows} == {"dense", "bm25", "hybrid", "rewrite"}, "unavailable configs have no rows"
+    assert len(rows) == 4 * 8
+    # identifier questions: BM25 must put the identifier's chunk first
+    assert by[("bm25", "q-restore-flag")]["first_relevant_rank"] == 1
+    assert by[("bm25", "q-rl413")]["hit_at_1"] == 1 and by[("bm25", "q-rl413")]["rr_at_10"] == 1.0
+    count = by[("bm25", "q-count")]
+    assert count["answerable"] == 0 and count["hit_at_5"] is None and count["top_score"] > 0
+    for r in rows:
+        if r["answerable"]:
+            rank = r["first_relevant_rank"]
+            assert r["hit_at_5"] == int(rank is not None and rank <= 5)
+            assert r["rr_at_10"] == (1 / rank if rank is not None and rank <= 10 else 0.0)
+            assert r["doc"] and r["n_relevant"] >= 1
+    answers = read_scores(built / "metrics/scores/answers.csv")
+    assert {r["config"] for r in answers} == {"bm25"} and len(answers) == 8
+    assert all(r["relevant_in_prompt"] in (0, 1) for r in answers if r["answerable"])
 
 
 def test_evaluate_stage_has_every_config_and_slice(built):
@@ -131,9 +162,12 @@ def test_outputs_are_deterministic(built, tmp_path):
     """Rerunning a stage gives byte-identical output (DVC's early cutoff depends on it)."""
     b = built / "build"
     stage(built, "retrieve.py", "--name", "hybrid", "--questions", b / "q.jsonl", "--chunks", b / "chunks/heading.jsonl",
-          "--labels", b / "labels/heading.json", "--dense", b / "dense/heading", "--bm25", b / "bm25/heading.json",
+          "--dense", b / "dense/heading", "--bm25", b / "bm25/heading.json",
           "--queries", b / "queries/none.json", "--out", tmp_path / "again.json", "--latency", tmp_path / "lat.json")
     assert (tmp_path / "again.json").read_bytes() == (b / "runs/hybrid.json").read_bytes()
+    stage(built, "score.py", *score_args(built, tmp_path / "r.csv", tmp_path / "a.csv"))
+    assert (tmp_path / "r.csv").read_bytes() == (built / "metrics/scores/retrieval.csv").read_bytes()
+    assert (tmp_path / "a.csv").read_bytes() == (built / "metrics/scores/answers.csv").read_bytes()
 
 
 @pytest.mark.bad_input
@@ -156,7 +190,7 @@ def test_unknown_chunking_method_is_one_message(built, tmp_path):
     p["chunkings"]["base"]["method"] = "semantic"
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
     res = stage(tmp_path, "chunk.py", "--name", "base", "--corpus", built / "corpus", "--out", tmp_path / "c.jsonl", ok=False)
-    assert res.returncode == 2 and "expected one of: chars, sentences" in res.stderr
+    assert res.returncode == 2 and "chunkings.base.method: expected one of chars, sentences" in res.stderr
     assert not (tmp_path / "c.jsonl").exists()
 
 
@@ -245,8 +279,6 @@ def test_generation_config_must_be_a_retrieval_config(built, tmp_path):
     p = yaml.safe_load((built / "params.yaml").read_text())
     p["generation"]["configs"].append("bm25_typo")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
-    b = built / "build"
-    res = stage(tmp_path, "evaluate.py", "--runs", b / "runs", "--answers", b / "answers", "--questions", b / "q.jsonl",
-                "--out", tmp_path / "m.json", ok=False)
-    assert res.returncode == 2 and "generation.configs names 'bm25_typo'" in res.stderr
-    assert not (tmp_path / "m.json").exists()
+    res = stage(tmp_path, "score.py", *score_args(built, tmp_path / "r.csv", tmp_path / "a.csv"), ok=False)
+    assert res.returncode == 2 and "generation.configs: 'bm25_typo' not a retrieval config" in res.stderr
+    assert not (tmp_path / "r.csv").exists() and not (tmp_path / "a.csv").exists()

@@ -1,0 +1,531 @@
+"""params.yaml, read once and checked: one frozen dataclass per block.
+
+Every stage reads its parameters only through ``load_config`` (or ``Params.from_params`` for a
+dict already in memory). Each block's ``from_params`` fills the defaults (written here and
+nowhere else), rejects unknown keys, wrong types and keys that do not apply to the chosen
+method, and names the full key path in its message::
+
+    retrieval.hybrid.rrf_k: expected a positive number, got -1
+
+A key set to null means "use the default" where the key has one. Every problem raises
+``ConfigError`` (a ``UserError``: one line, exit 2).
+
+Names that select code (a chunking method, a fusion, a tokenizer, an LLM backend...) are checked
+here against the tuples below, so a typo fails when params are read rather than at the first
+question; ``tests/test_config.py`` keeps these tuples equal to the registries that dispatch them.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rag_ablation.errors import UserError
+
+CONFIG_NAME = re.compile(r"^[a-z0-9_]+$")
+
+CHUNKING_METHODS = ("chars", "sentences")
+RETRIEVAL_METHODS = ("dense", "bm25", "hybrid")
+FUSIONS = ("append", "rrf")
+TOKENIZERS = ("regex", "whitespace")
+BM25_IMPLS = ("bm25s", "rank_bm25")
+TRANSFORM_KINDS = ("hyde", "none", "rewrite")
+LLM_BACKENDS = ("llama_cpp", "ollama")
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_REFUSAL_PHRASES = (
+    "does not say", "doesn't say", "do not say", "don't say", "not mentioned", "no information",
+    "cannot answer", "can't answer", "not provided", "i don't know",
+)
+
+
+class ConfigError(UserError, ValueError):
+    """params.yaml is missing, unparsable, or has a key that is unknown, missing or wrong."""
+
+
+# --- reading the file -----------------------------------------------------------------------
+
+
+def load_params(path: Path | str = Path("params.yaml")) -> dict[str, Any]:
+    """The whole params file, parsed with ``yaml.safe_load`` (no arbitrary objects). A YAML
+    syntax error names the line and column."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found: run the command from the repository root") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(f"{path} is not valid YAML{where}: {problem}; fix the syntax there") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a mapping of keys, found {type(data).__name__}")
+    return data
+
+
+def load_config(path: Path | str = Path("params.yaml")) -> Params:
+    """``Params.from_params(load_params(path))``."""
+    return Params.from_params(load_params(path))
+
+
+# --- checks: each takes (value, key path) and returns the value converted ------------------
+
+Check = Callable[[Any, str], Any]
+
+
+def _fail(where: str, expected: str, value: Any) -> ConfigError:
+    return ConfigError(f"{where}: expected {expected}, got {value!r}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def positive_int(v: Any, where: str) -> int:
+    if not _is_int(v) or v < 1:
+        raise _fail(where, "a positive integer", v)
+    return int(v)
+
+
+def non_negative_int(v: Any, where: str) -> int:
+    if not _is_int(v) or v < 0:
+        raise _fail(where, "an integer >= 0", v)
+    return int(v)
+
+
+def integer(v: Any, where: str) -> int:
+    if not _is_int(v):
+        raise _fail(where, "an integer", v)
+    return int(v)
+
+
+def positive_number(v: Any, where: str) -> float:
+    if not _is_number(v) or v <= 0:
+        raise _fail(where, "a positive number", v)
+    return float(v)
+
+
+def non_negative_number(v: Any, where: str) -> float:
+    if not _is_number(v) or v < 0:
+        raise _fail(where, "a number >= 0", v)
+    return float(v)
+
+
+def unit_number(v: Any, where: str) -> float:
+    if not _is_number(v) or not 0 <= v <= 1:
+        raise _fail(where, "a number from 0 to 1 (inclusive)", v)
+    return float(v)
+
+
+def boolean(v: Any, where: str) -> bool:
+    if not isinstance(v, bool):
+        raise _fail(where, "true or false", v)
+    return v
+
+
+def text(v: Any, where: str) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise _fail(where, "a non-empty string", v)
+    return v
+
+
+def one_of(*names: str) -> Check:
+    def check(v: Any, where: str) -> str:
+        if v not in names:
+            raise _fail(where, f"one of {', '.join(names)}", v)
+        return str(v)
+
+    return check
+
+
+def text_list(v: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
+        raise _fail(where, "a list of non-empty strings", v)
+    return tuple(v)
+
+
+def _mapping(spec: Any, where: str) -> Mapping[str, Any]:
+    if spec is None:
+        return {}
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of keys, got {spec!r}")
+    return spec
+
+
+def read_block(
+    spec: Any,
+    where: str,
+    schema: Mapping[str, Check],
+    *,
+    defaults: Mapping[str, Any],
+    allowed: set[str] | None = None,
+) -> dict[str, Any]:
+    """Check one params block against ``schema`` (key -> check). A key absent or null takes
+    its default; a key with no default is required. ``allowed`` (default: every schema key)
+    is the set of keys that apply here; another schema key that is set raises, naming the key
+    and why (the caller puts the reason in ``where``-independent text)."""
+    spec = _mapping(spec, where)
+    unknown = sorted(set(spec) - set(schema))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(map(str, unknown))}; expected some of {', '.join(schema)}"
+        )
+    out: dict[str, Any] = {}
+    for key, check in schema.items():
+        value = spec.get(key)
+        if value is None:
+            if key not in defaults:
+                raise ConfigError(f"{where}.{key}: missing; it is required (expected {_describe(check)})")
+            out[key] = defaults[key]
+            continue
+        if allowed is not None and key not in allowed:
+            raise ConfigError(f"{where}.{key}: does not apply here; remove it")
+        out[key] = check(value, f"{where}.{key}")
+    return out
+
+
+def _describe(check: Check) -> str:
+    try:
+        check(object(), "")
+    except ConfigError as e:
+        return str(e).split("expected ", 1)[1].rsplit(", got", 1)[0]
+    return "a value"  # pragma: no cover
+
+
+def check_names(section: Mapping[str, Any], where: str) -> None:
+    """Config names must match ``[a-z0-9_]+``: a dot breaks DVC's params paths, a ``+`` or
+    ``-`` breaks ``dvc exp run -S``."""
+    bad = [k for k in section if not isinstance(k, str) or not CONFIG_NAME.match(k)]
+    if bad:
+        raise ConfigError(
+            f"{where}: name(s) {', '.join(map(repr, bad))}; use only lowercase letters, digits and underscores"
+        )
+
+
+def _named(spec: Any, where: str) -> Mapping[str, Any]:
+    section = _mapping(spec, where)
+    check_names(section, where)
+    return section
+
+
+# --- the blocks -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    """``chunkings.<name>``: ``method`` chars (recursive character splitting with ``overlap``
+    characters) or sentences (pysbd sentences with ``overlap_sentences``); ``size`` and
+    ``overlap`` null take ``chunk_size`` / ``chunk_overlap``; ``overlap < size``."""
+
+    name: str
+    method: str
+    size: int
+    overlap: int
+    overlap_sentences: int
+    heading_line: bool
+    table_headers: bool
+
+    SCHEMA = {"method": one_of(*CHUNKING_METHODS), "size": positive_int, "overlap": non_negative_int,
+              "overlap_sentences": non_negative_int, "heading_line": boolean, "table_headers": boolean}
+
+    @classmethod
+    def from_params(cls, name: str, spec: Any, *, base_size: int, base_overlap: int) -> ChunkingConfig:
+        where = f"chunkings.{name}"
+        method = _mapping(spec, where).get("method") or "chars"
+        allowed = set(cls.SCHEMA) - ({"overlap_sentences"} if method == "chars" else {"overlap"})
+        v = read_block(spec, where, cls.SCHEMA, allowed=allowed, defaults={
+            "method": "chars", "size": base_size, "overlap": base_overlap if method == "chars" else 0,
+            "overlap_sentences": 0, "heading_line": False, "table_headers": False})
+        if v["overlap"] >= v["size"]:
+            raise ConfigError(f"{where}.overlap: expected fewer characters than the size ({v['size']}), "
+                              f"got {v['overlap']}; lower the overlap or raise the size")
+        return cls(name=name, **v)
+
+
+@dataclass(frozen=True)
+class LabelsConfig:
+    """``labels``: the span rule's ``window`` (characters) and ``same_doc_only``."""
+
+    window: int = 30
+    same_doc_only: bool = False
+
+    @classmethod
+    def from_params(cls, spec: Any) -> LabelsConfig:
+        return cls(**read_block(spec, "labels", {"window": positive_int, "same_doc_only": boolean},
+                                defaults=asdict(cls())))
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """``embedding``: the sentence-transformers model, batch size, torch/FAISS threads."""
+
+    model: str = DEFAULT_EMBEDDING_MODEL
+    batch_size: int = 32
+    threads: int = 1
+
+    @classmethod
+    def from_params(cls, spec: Any) -> EmbeddingConfig:
+        return cls(**read_block(spec, "embedding", {"model": text, "batch_size": positive_int,
+                                                    "threads": positive_int}, defaults=asdict(cls())))
+
+
+@dataclass(frozen=True)
+class Bm25Config:
+    """``bm25``: tokenizer, implementation and BM25Okapi's k1, b and idf floor ``epsilon``."""
+
+    tokenizer: str = "regex"
+    impl: str = "rank_bm25"
+    k1: float = 1.5
+    b: float = 0.75
+    epsilon: float = 0.25
+
+    @classmethod
+    def from_params(cls, spec: Any) -> Bm25Config:
+        v = read_block(spec, "bm25", {"tokenizer": one_of(*TOKENIZERS), "impl": one_of(*BM25_IMPLS),
+                                      "k1": non_negative_number, "b": unit_number,
+                                      "epsilon": non_negative_number}, defaults=asdict(cls()))
+        if v["impl"] == "bm25s" and v["epsilon"] != 0:
+            raise ConfigError(f"bm25.epsilon: expected 0 with impl bm25s (it floors negative idf at 0), "
+                              f"got {v['epsilon']}; set bm25.epsilon to 0 or use impl rank_bm25")
+        return cls(**v)
+
+
+@dataclass(frozen=True)
+class RerankConfig:
+    """``retrieval.<name>.rerank``: a cross-encoder re-scores the top ``depth`` candidates.
+    ``allow_placeholder`` (tests only) lets an untrained head run for plumbing and latency."""
+
+    model: str
+    depth: int = 20
+    allow_placeholder: bool = False
+
+    @classmethod
+    def from_params(cls, spec: Any, where: str) -> RerankConfig:
+        return cls(**read_block(spec, where, {"model": text, "depth": positive_int, "allow_placeholder": boolean},
+                                defaults={"depth": 20, "allow_placeholder": False}))
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """``retrieval.<name>``: one retrieval configuration (see params.yaml for the keys).
+
+    ``fusion`` applies to hybrid only; ``rrf_k`` and ``weights`` to hybrid with rrf only; a key
+    that does not apply is an error. ``k >= 10`` (recall@10 and MRR@10 need ten results) and
+    ``depth >= k``."""
+
+    name: str
+    chunking: str
+    method: str
+    fusion: str | None = None
+    rrf_k: float | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)
+    depth: int = 100
+    rerank: RerankConfig | None = None
+    k: int = 10
+    query: str = "none"
+
+    @property
+    def uses_dense(self) -> bool:
+        return self.method in ("dense", "hybrid")
+
+    @property
+    def uses_bm25(self) -> bool:
+        return self.method in ("bm25", "hybrid")
+
+    @classmethod
+    def from_params(cls, name: str, spec: Any, *, chunkings: Any, transforms: Any) -> RetrievalConfig:
+        where = f"retrieval.{name}"
+        raw = _mapping(spec, where)
+        method = raw.get("method")
+        fusion = raw.get("fusion") or "rrf"
+        allowed = {"chunking", "method", "depth", "rerank", "k", "query"}
+        if method == "hybrid":
+            allowed |= {"fusion"} | ({"rrf_k", "weights"} if fusion == "rrf" else set())
+        schema: dict[str, Check] = {
+            "chunking": one_of(*chunkings), "method": one_of(*RETRIEVAL_METHODS), "fusion": one_of(*FUSIONS),
+            "rrf_k": positive_number, "weights": _weights, "depth": positive_int,
+            "rerank": lambda v, w: RerankConfig.from_params(v, w), "k": positive_int,
+            "query": one_of(*transforms),
+        }
+        try:
+            v = read_block(spec, where, schema, allowed=allowed, defaults={
+                "fusion": None, "rrf_k": None, "weights": {}, "depth": 100, "rerank": None, "k": 10,
+                "query": "none" if "none" in transforms else None})
+        except ConfigError as e:
+            if method in RETRIEVAL_METHODS and "does not apply" in str(e):
+                raise ConfigError(f"{e} (method {method}{', fusion ' + fusion if method == 'hybrid' else ''})") from None
+            raise
+        if method == "hybrid":
+            v["fusion"] = fusion
+            if fusion == "rrf" and v["rrf_k"] is None:
+                v["rrf_k"] = 60.0
+        if v["k"] < 10:
+            raise _fail(f"{where}.k", "at least 10 (recall@10 and MRR@10 need ten results)", v["k"])
+        if v["depth"] < v["k"]:
+            raise _fail(f"{where}.depth", f"at least k ({v['k']})", v["depth"])
+        return cls(name=name, **v)
+
+    def resolved(self) -> dict[str, Any]:
+        """The config with every default filled in, as JSON (stored in the run file)."""
+        return asdict(self)
+
+
+def _weights(v: Any, where: str) -> dict[str, float]:
+    if not isinstance(v, Mapping) or not set(v) <= {"dense", "bm25"}:
+        raise _fail(where, "a mapping with keys dense and/or bm25", v)
+    return {k: non_negative_number(w, f"{where}.{k}") for k, w in sorted(v.items())}
+
+
+@dataclass(frozen=True)
+class QueryTransformConfig:
+    """``query_transforms.<name>``: ``kind`` none | rewrite | hyde; the LLM kinds need a
+    ``prompt`` (a template under prompts/) and take ``num_predict`` (token budget)."""
+
+    name: str
+    kind: str = "none"
+    prompt: str | None = None
+    num_predict: int = 128
+
+    @classmethod
+    def from_params(cls, name: str, spec: Any) -> QueryTransformConfig:
+        where = f"query_transforms.{name}"
+        kind = _mapping(spec, where).get("kind") or "none"
+        llm = kind != "none"
+        v = read_block(spec, where, {"kind": one_of(*TRANSFORM_KINDS), "prompt": text, "num_predict": positive_int},
+                       allowed={"kind"} | ({"prompt", "num_predict"} if llm else set()),
+                       defaults={"kind": "none", "num_predict": 128, **({} if llm else {"prompt": None})})
+        return cls(name=name, **v)
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    """``llm``: backend, model, decoding settings (seed, temperature, context) and, for
+    llama_cpp, threads for decoding (``threads``) and for reading the prompt (``threads_batch``).
+    ``model`` null means the packaged SmolLM2 for llama_cpp and is required for ollama;
+    ``host`` applies to ollama only."""
+
+    backend: str = "llama_cpp"
+    model: str | None = None
+    host: str | None = None
+    threads: int = 1
+    threads_batch: int = 2
+    seed: int = 0
+    temperature: float = 0.0
+    num_ctx: int = 4096
+
+    @classmethod
+    def from_params(cls, spec: Any) -> LlmConfig:
+        backend = _mapping(spec, "llm").get("backend") or "llama_cpp"
+        schema = {"backend": one_of(*LLM_BACKENDS), "model": text, "host": text, "threads": positive_int,
+                  "threads_batch": positive_int, "seed": integer, "temperature": non_negative_number, "num_ctx": positive_int}
+        defaults = asdict(cls())
+        if backend == "ollama":
+            del defaults["model"]
+        # threads apply to llama_cpp only but stay accepted with ollama, so that
+        # `-S llm.backend=ollama` works on the shipped params; a host with llama_cpp is an error
+        allowed = set(schema) - ({"host"} if backend == "llama_cpp" else set())
+        return cls(**read_block(spec, "llm", schema, defaults=defaults, allowed=allowed))
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """``generation``: which retrieval configs get answers, passages per prompt (``k``), the
+    prompt template, the token budget, and the phrases that mark a refusal."""
+
+    configs: tuple[str, ...] = ()
+    k: int = 5
+    prompt: str = "answer_escape_hatch"
+    num_predict: int = 512
+    refusal_phrases: tuple[str, ...] = DEFAULT_REFUSAL_PHRASES
+
+    @classmethod
+    def from_params(cls, spec: Any, *, retrieval: Any) -> GenerationConfig:
+        v = read_block(spec, "generation", {"configs": _config_list, "k": positive_int, "prompt": text,
+                                            "num_predict": positive_int, "refusal_phrases": text_list},
+                       defaults=asdict(cls()))
+        unknown = [c for c in v["configs"] if c not in retrieval]
+        if unknown:
+            raise ConfigError(f"generation.configs: {', '.join(map(repr, unknown))} not a retrieval config; "
+                              f"expected some of: {', '.join(retrieval)}")
+        if len(set(v["configs"])) != len(v["configs"]):
+            raise _fail("generation.configs", "each config once", list(v["configs"]))
+        return cls(**v)
+
+
+def _config_list(v: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise _fail(where, "a list of retrieval config names", v)
+    return tuple(v)
+
+
+@dataclass(frozen=True)
+class Params:
+    """The whole of params.yaml, checked."""
+
+    chunk_size: int
+    chunk_overlap: int
+    labels: LabelsConfig
+    embedding: EmbeddingConfig
+    bm25: Bm25Config
+    chunkings: Mapping[str, ChunkingConfig]
+    retrieval: Mapping[str, RetrievalConfig]
+    query_transforms: Mapping[str, QueryTransformConfig]
+    llm: LlmConfig
+    generation: GenerationConfig
+
+    BLOCKS = ("chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "chunkings", "retrieval",
+              "query_transforms", "llm", "generation")
+
+    @classmethod
+    def from_params(cls, raw: Mapping[str, Any]) -> Params:
+        unknown = sorted(set(raw) - set(cls.BLOCKS))
+        if unknown:
+            raise ConfigError(f"params.yaml: unknown top-level key(s) {', '.join(map(str, unknown))}; "
+                              f"expected some of {', '.join(cls.BLOCKS)}")
+        top = read_block({k: raw.get(k) for k in ("chunk_size", "chunk_overlap")}, "params.yaml",
+                         {"chunk_size": positive_int, "chunk_overlap": non_negative_int}, defaults={})
+        chunkings = {n: ChunkingConfig.from_params(n, s, base_size=top["chunk_size"], base_overlap=top["chunk_overlap"])
+                     for n, s in _named(raw.get("chunkings"), "chunkings").items()}
+        if not chunkings:
+            raise ConfigError("chunkings: missing or empty; name at least one chunking")
+        transforms_raw = raw.get("query_transforms")
+        transforms = {n: QueryTransformConfig.from_params(n, s)
+                      for n, s in _named({"none": {"kind": "none"}} if transforms_raw is None else transforms_raw,
+                                         "query_transforms").items()}
+        retrieval = {n: RetrievalConfig.from_params(n, s, chunkings=tuple(chunkings), transforms=tuple(transforms))
+                     for n, s in _named(raw.get("retrieval"), "retrieval").items()}
+        if not retrieval:
+            raise ConfigError("retrieval: missing or empty; name at least one retrieval config")
+        return cls(
+            labels=LabelsConfig.from_params(raw.get("labels")),
+            embedding=EmbeddingConfig.from_params(raw.get("embedding")),
+            bm25=Bm25Config.from_params(raw.get("bm25")),
+            chunkings=chunkings, retrieval=retrieval, query_transforms=transforms,
+            llm=LlmConfig.from_params(raw.get("llm")),
+            generation=GenerationConfig.from_params(raw.get("generation"), retrieval=tuple(retrieval)),
+            **top,
+        )
+
+    def chunking(self, name: str) -> ChunkingConfig:
+        return _get(self.chunkings, name, "chunkings")
+
+    def config(self, name: str) -> RetrievalConfig:
+        return _get(self.retrieval, name, "retrieval")
+
+    def transform(self, name: str) -> QueryTransformConfig:
+        return _get(self.query_transforms, name, "query_transforms")
+
+
+def _get(section: Mapping[str, Any], name: str, where: str) -> Any:
+    if name not in section:
+        raise ConfigError(f"{where}: no entry named {name!r}; expected one of: {', '.join(section)}")
+    return section[name]

@@ -1,0 +1,56 @@
+"""Answers generated from stored rankings (the measures of answers are in
+``rag_ablation.evaluation.answer_measures``).
+
+For each question, the top ``k`` chunks of the stored
+ranking are numbered into the prompt template with the question, and the LLM (through the
+prompt cache) answers with at most ``num_predict`` tokens. Every question is answered,
+unanswerable ones included: declining them is the right behaviour and is measured.
+
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rag_ablation.llm.prompt_cache import CachedLLM
+from rag_ablation.timing import percentiles, percentiles_ms
+from rag_ablation.llm.prompting import fill, format_passages, messages_hash, user_messages
+
+def answer_questions(
+    questions: Sequence[Any],
+    rankings: Mapping[str, Sequence[str]],
+    chunk_text: Mapping[str, str],
+    *,
+    llm: CachedLLM,
+    template: str,
+    k: int,
+    num_predict: int,
+    progress: Callable[[Any], Any] = lambda it: it,
+) -> tuple[list[dict], list[dict[str, float]]]:
+    """Answer every question from its top-``k`` chunks. Returns records (id, slice,
+    answerable, answer, passages, prompt_sha256, prompt_tokens, completion_tokens) in question
+    order, and timings (``seconds``, ``completion_tokens``) of the answers the LLM computed
+    (cache hits cost nothing and are left out). Each answer is stored in the prompt cache as
+    soon as it is made."""
+    records: list[dict] = []
+    timings: list[dict[str, float]] = []
+    for q in progress(list(questions)):
+        ids = list(rankings.get(q.id, ()))[:k]
+        prompt = fill(template, passages=format_passages([chunk_text[c] for c in ids]), question=q.question)
+        messages = user_messages(prompt)
+        gen, hit = llm.chat(messages, num_predict=num_predict)
+        records.append({
+            "id": q.id, "slice": q.slice, "answerable": bool(q.answerable), "answer": gen.text.strip(),
+            "passages": ids, "prompt_sha256": messages_hash(messages),
+            "prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
+        })
+        if not hit:
+            timings.append({"seconds": gen.seconds, "completion_tokens": gen.completion_tokens})
+    return records, timings
+
+
+def generation_latency(timings: Sequence[Mapping[str, float]]) -> dict:
+    """P50/P95/P99 of the time per computed answer (ms), and of completion tokens per second
+    of that time (prompt reading included, so this is not the decoder's raw speed)."""
+    rates = [t["completion_tokens"] / t["seconds"] for t in timings if t["seconds"] > 0]
+    return {"answer": percentiles_ms([t["seconds"] for t in timings]), "completion_tokens_per_second": percentiles(rates)}

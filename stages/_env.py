@@ -1,0 +1,35 @@
+"""Imported first by every stage script: make sure the project's environment runs it.
+
+DVC runs each stage's `python ...` command with the PATH of the shell that called it. When a user
+runs `.venv/bin/dvc repro` without activating the environment, that `python` is the system's,
+which cannot import `rag_ablation`. Then this module re-runs the stage with the repository's own
+`.venv/bin/python` (found from the working directory, where DVC runs stages); when there is none,
+it prints one line saying how to set the environment up, and exits 2.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+
+def _venv_python() -> Path | None:
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / ".venv" / "bin" / "python"
+        if candidate.is_file():
+            return candidate
+        if (folder / ".dvc").is_dir():
+            break
+    return None
+
+
+if importlib.util.find_spec("rag_ablation") is None:
+    venv = _venv_python()
+    if venv is not None and Path(sys.executable).resolve() != venv.resolve() and not os.environ.get("RAG_ABLATION_REEXEC"):
+        os.environ["RAG_ABLATION_REEXEC"] = "1"
+        os.execv(str(venv), [str(venv), *sys.argv])
+    print(f"error: {sys.executable} cannot import rag_ablation: the project's environment is not active. "
+          "Run `make install` once, then `. .venv/bin/activate` (or use `make run`)", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,67 @@
+"""Stage `score`: per-question scores of every retrieval config and every answered config.
+
+Joins each config's stored ranking (`retrieve@NAME`) with the span labels of its chunking
+(`labels@CHUNKING`), and each answered config's answers (`generate@NAME`) with the reference
+answers, and writes one row per config and question (rag_ablation.evaluation.scoring). The two
+CSV files are committed to git, so any revision has them: statistics, label audits and the gate
+compare questions against `main` without searching again. Loops over params.yaml, never over a
+folder listing, so a removed config leaves no rows.
+"""
+from __future__ import annotations
+
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rag_ablation import cli
+from rag_ablation.config import load_config
+from rag_ablation.errors import MissingInput
+from rag_ablation.evaluation.scoring import ANSWER_FIELDS, RETRIEVAL_FIELDS, score_answers, score_run, write_scores
+from rag_ablation.io import read_jsonl
+from rag_ablation.questions import Question
+
+
+def read_json(path: Path, stage: str) -> dict:
+    if not path.is_file():
+        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--questions", type=Path, required=True)
+    ap.add_argument("--runs", type=Path, required=True, help="folder of retrieve@NAME outputs, NAME.json")
+    ap.add_argument("--labels", type=Path, required=True, help="folder of labels@CHUNKING outputs, CHUNKING.json")
+    ap.add_argument("--answers", type=Path, required=True, help="folder of generate@NAME outputs, NAME.json")
+    ap.add_argument("--retrieval-out", type=Path, required=True)
+    ap.add_argument("--answers-out", type=Path, required=True)
+    args = ap.parse_args()
+    params = load_config()
+    questions = [Question(**d) for d in read_jsonl(args.questions)]
+    labels: dict[str, dict] = {}
+    retrieval_rows: list[dict] = []
+    for name in sorted(params.retrieval):
+        cfg = params.config(name)
+        run = read_json(args.runs / f"{name}.json", f"retrieve@{name}")
+        if run["status"] != "ok":
+            print(f"{name}: {run['status']}: {run['reason']}", file=sys.stderr)
+            continue
+        if cfg.chunking not in labels:
+            labels[cfg.chunking] = read_json(args.labels / f"{cfg.chunking}.json", f"labels@{cfg.chunking}")["relevant"]
+        retrieval_rows.extend(score_run(name, run["questions"], labels[cfg.chunking], questions))
+    answer_rows: list[dict] = []
+    for name in params.generation.configs:
+        out = read_json(args.answers / f"{name}.json", f"generate@{name}")
+        if out["status"] == "ok":
+            rel = labels.get(params.config(name).chunking, {})
+            answer_rows.extend(score_answers(name, out["answers"], rel, questions,
+                                             phrases=params.generation.refusal_phrases))
+    write_scores(args.retrieval_out, retrieval_rows, RETRIEVAL_FIELDS)
+    write_scores(args.answers_out, answer_rows, ANSWER_FIELDS)
+
+
+if __name__ == "__main__":
+    cli.run(main)

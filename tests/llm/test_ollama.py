@@ -1,0 +1,209 @@
+"""OllamaBackend against a stand-in Ollama server.
+
+No Ollama server can be installed on this machine (no network but the package registries), so
+these tests start a small HTTP server on 127.0.0.1 that speaks the parts of Ollama's HTTP API
+the official client uses here (``/api/chat``, ``/api/tags``, ``/api/show``, ``/api/version``),
+answering non-streamed JSON shaped like the real server's. This stand-in is the only test
+double in the suite; the ``ollama`` client and ``httpx`` under it are the real libraries.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from rag_ablation.llm.backends import LLMUnavailable, OllamaBackend, make_backend
+
+MODEL = "smollm2:135m"
+DIGEST = "9077e9f5a5a2" + "0" * 52  # 64 hex digits, like a real Ollama digest
+REPLY = "Paris is the capital of France."
+
+
+@dataclass
+class StandIn:
+    """What the stand-in server knows and what it was sent."""
+
+    url: str
+    models: dict[str, str] = field(default_factory=lambda: {MODEL: DIGEST})
+    requests: list[tuple[str, str, Any]] = field(default_factory=list)
+
+    def bodies(self, path: str) -> list[Any]:
+        return [body for _, p, body in self.requests if p == path]
+
+
+def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        """Non-streamed answers in the shapes of Ollama's API."""
+
+        def log_message(self, *args: Any) -> None:  # keep pytest output clean
+            pass
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _body(self) -> Any:
+            n = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(n) if n else b""
+            return json.loads(raw) if raw else None
+
+        def _missing(self, name: str) -> None:
+            # Ollama's real body for a model it does not have
+            self._send(404, {"error": f'model "{name}" not found, try pulling it first'})
+
+        def do_GET(self) -> None:
+            state.requests.append(("GET", self.path, None))
+            if self.path == "/api/version":
+                self._send(200, {"version": "0.12.0"})
+            elif self.path == "/api/tags":
+                self._send(200, {"models": [
+                    {
+                        "name": name,
+                        "model": name,
+                        "modified_at": "2025-01-01T00:00:00Z",
+                        "size": 101_000_000,
+                        "digest": digest,
+                        "details": {"format": "gguf", "family": "llama", "parameter_size": "135M",
+                                    "quantization_level": "Q4_1"},
+                    }
+                    for name, digest in state.models.items()
+                ]})
+            else:
+                self._send(404, {"error": "404 page not found"})
+
+        def do_POST(self) -> None:
+            body = self._body()
+            state.requests.append(("POST", self.path, body))
+            name = (body or {}).get("model", "")
+            if self.path == "/api/chat":
+                if name not in state.models:
+                    return self._missing(name)
+                self._send(200, {
+                    "model": name,
+                    "created_at": "2025-01-01T00:00:00Z",
+                    "message": {"role": "assistant", "content": REPLY},
+                    "done": True,
+                    "done_reason": "stop",
+                    "total_duration": 1_000_000,
+                    "load_duration": 1000,
+                    "prompt_eval_count": 31,
+                    "prompt_eval_duration": 1000,
+                    "eval_count": 8,
+                    "eval_duration": 1000,
+                })
+            elif self.path == "/api/show":
+                if name not in state.models:
+                    return self._missing(name)
+                self._send(200, {"modelfile": "", "parameters": "", "template": "",
+                                 "details": {"format": "gguf"}, "model_info": {}})
+            else:
+                self._send(404, {"error": "404 page not found"})
+
+    return Handler
+
+
+@pytest.fixture
+def stand_in() -> Iterator[StandIn]:
+    """A stand-in Ollama server on a random free port of 127.0.0.1, stopped after the test."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    state = StandIn(url=f"http://127.0.0.1:{server.server_address[1]}")
+    server.RequestHandlerClass = _handler(state)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+def test_chat_sends_deterministic_options_and_reads_token_counts(stand_in: StandIn) -> None:
+    backend = make_backend("ollama", model=MODEL, host=stand_in.url, seed=7)
+    gen = backend.chat(QUESTION, num_predict=64)
+
+    assert gen.text == REPLY
+    assert (gen.prompt_tokens, gen.completion_tokens) == (31, 8)
+    assert gen.seconds >= 0
+    (sent,) = stand_in.bodies("/api/chat")
+    assert sent["model"] == MODEL
+    assert sent["stream"] is False
+    assert sent["messages"] == QUESTION
+    assert sent["options"] == {"temperature": 0.0, "seed": 7, "num_ctx": 4096, "num_predict": 64}
+
+
+def test_identity_carries_the_servers_digest(stand_in: StandIn) -> None:
+    backend = OllamaBackend(MODEL, host=stand_in.url)
+    assert backend.identity() == {"backend": "ollama", "model": MODEL, "digest": DIGEST}
+    assert backend.identity() == backend.identity()
+    assert len(stand_in.bodies("/api/tags")) == 1  # asked once, then memoised
+
+
+def test_untagged_name_means_latest(stand_in: StandIn) -> None:
+    stand_in.models = {"llama3.2:latest": "ab" * 32}
+    assert OllamaBackend("llama3.2", host=stand_in.url).identity()["digest"] == "ab" * 32
+
+
+def test_host_comes_from_env_when_not_given(stand_in: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", stand_in.url)
+    backend = OllamaBackend(MODEL)
+    assert backend.host == stand_in.url
+    assert backend.chat(QUESTION, num_predict=4).text == REPLY
+
+
+def test_default_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    assert OllamaBackend(MODEL).host == "http://127.0.0.1:11434"
+
+
+@pytest.mark.bad_input
+def test_model_not_present_names_ollama_pull(stand_in: StandIn) -> None:
+    backend = OllamaBackend("qwen2.5:0.5b", host=stand_in.url)
+    with pytest.raises(LLMUnavailable, match=r"`ollama pull qwen2\.5:0\.5b`"):
+        backend.chat(QUESTION, num_predict=8)  # the server's real 404 body
+    with pytest.raises(LLMUnavailable, match=r"`ollama pull qwen2\.5:0\.5b`"):
+        backend.identity()  # absent from /api/tags
+
+
+@pytest.mark.bad_input
+def test_unreachable_host_says_ollama_serve_quickly() -> None:
+    host = f"http://127.0.0.1:{_closed_port()}"
+    backend = OllamaBackend(MODEL, host=host)
+    start = time.monotonic()
+    with pytest.raises(LLMUnavailable) as err:
+        backend.chat(QUESTION, num_predict=8)
+    assert time.monotonic() - start < 5
+    assert host in str(err.value)
+    assert "`ollama serve`" in str(err.value)
+    with pytest.raises(LLMUnavailable, match="ollama serve"):
+        backend.identity()
+
+
+@pytest.mark.bad_input
+def test_num_predict_must_be_positive(stand_in: StandIn) -> None:
+    backend = OllamaBackend(MODEL, host=stand_in.url)
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match="num_predict"):
+            backend.chat(QUESTION, num_predict=bad)  # type: ignore[arg-type]
+    assert stand_in.requests == []

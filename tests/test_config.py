@@ -1,0 +1,203 @@
+"""The config module: one checked dataclass per params block. For every block a wrong type, an
+unknown key and a missing required key each give one message naming the key path; a stage exits
+2 with that one line; a genuine bug keeps its traceback."""
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import FIXTURES, ROOT
+
+from rag_ablation import config
+from rag_ablation.config import ConfigError, Params, load_params
+
+BASE = yaml.safe_load((ROOT / "params.yaml").read_text())
+
+
+def with_change(path: str, value, *, delete: bool = False) -> dict:
+    """A copy of the shipped params with ``path`` (dotted) set to ``value`` or deleted."""
+    p = copy.deepcopy(BASE)
+    node = p
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node[part]
+    if delete:
+        del node[parts[-1]]
+    else:
+        node[parts[-1]] = value
+    return p
+
+
+def error_of(raw: dict) -> str:
+    with pytest.raises(ConfigError) as e:
+        Params.from_params(raw)
+    return str(e.value)
+
+
+def test_shipped_params_read_with_defaults_filled():
+    p = Params.from_params(BASE)
+    assert p.chunking("base").size == BASE["chunk_size"] and p.chunking("base").overlap == BASE["chunk_overlap"]
+    assert p.chunking("c400").size == 400 and p.chunking("sentences").method == "sentences"
+    hybrid = p.config("hybrid")
+    assert hybrid.fusion == "rrf" and hybrid.rrf_k == 60.0 and hybrid.rerank is None
+    assert p.config("dense").fusion is None and p.config("dense").rrf_k is None, "no fusion keys on a dense config"
+    assert p.config("hybrid_rerank").rerank.depth == 20
+    assert p.generation.configs == tuple(BASE["generation"]["configs"])
+    assert p.transform("rewrite").prompt == "rewrite" and p.transform("none").prompt is None
+    Params.from_params(yaml.safe_load((FIXTURES / "params.yaml").read_text()))
+
+
+def test_absent_blocks_take_their_defaults():
+    raw = {k: BASE[k] for k in ("chunk_size", "chunk_overlap", "chunkings")}
+    raw["retrieval"] = {"dense": {"chunking": "base", "method": "dense"}}
+    p = Params.from_params(raw)
+    assert p.labels == config.LabelsConfig() and p.bm25 == config.Bm25Config() and p.llm == config.LlmConfig()
+    assert p.config("dense").k == 10 and p.config("dense").depth == 100 and p.config("dense").query == "none"
+    assert p.generation.configs == ()
+
+
+# (block, wrong type, unknown key, missing required key): each a (path, value or DELETE, message)
+DELETE = object()
+CASES = [
+    ("top level", ("chunk_size", "800", "params.yaml.chunk_size: expected a positive integer, got '800'"),
+     ("chunk_sise", 800, "params.yaml: unknown top-level key(s) chunk_sise"),
+     ("chunk_size", DELETE, "params.yaml.chunk_size: missing")),
+    ("chunkings", ("chunkings.c400.size", -1, "chunkings.c400.size: expected a positive integer, got -1"),
+     ("chunkings.c400.sise", 400, "chunkings.c400: unknown key(s) sise"),
+     ("chunkings", DELETE, "chunkings: missing or empty")),
+    ("labels", ("labels.window", "thirty", "labels.window: expected a positive integer, got 'thirty'"),
+     ("labels.windw", 30, "labels: unknown key(s) windw"), None),
+    ("embedding", ("embedding.threads", 0, "embedding.threads: expected a positive integer, got 0"),
+     ("embedding.device", "cuda", "embedding: unknown key(s) device"), None),
+    ("bm25", ("bm25.tokenizer", "words", "bm25.tokenizer: expected one of regex, whitespace, got 'words'"),
+     ("bm25.k3", 1, "bm25: unknown key(s) k3"), None),
+    ("retrieval", ("retrieval.hybrid.rrf_k", -1, "retrieval.hybrid.rrf_k: expected a positive number, got -1"),
+     ("retrieval.hybrid.topk", 5, "retrieval.hybrid: unknown key(s) topk"),
+     ("retrieval.hybrid.method", DELETE, "retrieval.hybrid.method: missing")),
+    ("rerank", ("retrieval.dense_rerank.rerank.depth", "20", "retrieval.dense_rerank.rerank.depth: expected a positive integer"),
+     ("retrieval.dense_rerank.rerank.batch", 8, "retrieval.dense_rerank.rerank: unknown key(s) batch"),
+     ("retrieval.dense_rerank.rerank.model", DELETE, "retrieval.dense_rerank.rerank.model: missing")),
+    ("query_transforms", ("query_transforms.rewrite.num_predict", 1.5,
+                          "query_transforms.rewrite.num_predict: expected a positive integer, got 1.5"),
+     ("query_transforms.rewrite.temperature", 0, "query_transforms.rewrite: unknown key(s) temperature"),
+     ("query_transforms.rewrite.prompt", DELETE, "query_transforms.rewrite.prompt: missing")),
+    ("llm", ("llm.temperature", "hot", "llm.temperature: expected a number >= 0, got 'hot'"),
+     ("llm.top_p", 0.9, "llm: unknown key(s) top_p"), None),
+    ("generation", ("generation.k", [5], "generation.k: expected a positive integer, got [5]"),
+     ("generation.top_k", 5, "generation: unknown key(s) top_k"), None),
+]
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("block,wrong,unknown,missing", CASES, ids=[c[0] for c in CASES])
+def test_each_block_names_the_key_path(block, wrong, unknown, missing):
+    for case in (wrong, unknown, missing):
+        if case is None:
+            continue
+        path, value, message = case
+        raw = with_change(path, None, delete=True) if value is DELETE else with_change(path, value)
+        msg = error_of(raw)
+        assert message in msg, msg
+        assert "\n" not in msg, "one message, one line"
+
+
+@pytest.mark.bad_input
+def test_required_llm_model_for_ollama():
+    raw = with_change("llm.backend", "ollama")
+    assert "llm.model: missing" in error_of(raw)
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("path,value,message", [
+    ("retrieval.dense.rrf_k", 60, "retrieval.dense.rrf_k: does not apply here; remove it (method dense)"),
+    ("retrieval.bm25.fusion", "rrf", "retrieval.bm25.fusion: does not apply here; remove it (method bm25)"),
+    ("retrieval.hybrid_append.rrf_k", 60, "retrieval.hybrid_append.rrf_k: does not apply here; remove it "
+                                          "(method hybrid, fusion append)"),
+    ("chunkings.sentences.overlap", 100, "chunkings.sentences.overlap: does not apply here"),
+    ("query_transforms.none.prompt", "rewrite", "query_transforms.none.prompt: does not apply here"),
+    ("llm.host", "http://127.0.0.1:1", "llm.host: does not apply here"),
+])
+def test_keys_that_do_not_apply_are_errors(path, value, message):
+    assert message in error_of(with_change(path, value))
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("path,value,message", [
+    ("retrieval.dense.chunking", "nope", "retrieval.dense.chunking: expected one of base, c400"),
+    ("retrieval.dense.query", "hide", "retrieval.dense.query: expected one of none, rewrite, hyde, got 'hide'"),
+    ("retrieval.dense.k", 5, "retrieval.dense.k: expected at least 10"),
+    ("retrieval.dense.depth", 5, "retrieval.dense.depth: expected at least k (10), got 5"),
+    ("chunkings.c400.overlap", 400, "chunkings.c400.overlap: expected fewer characters than the size (400)"),
+    ("bm25.impl", "bm25s", "bm25.epsilon: expected 0 with impl bm25s"),
+    ("generation.configs", ["dense", "splade"], "generation.configs: 'splade' not a retrieval config"),
+    ("retrieval.dense.weights", {"dense": 1}, "retrieval.dense.weights: does not apply here"),
+])
+def test_cross_references_and_ranges(path, value, message):
+    assert message in error_of(with_change(path, value))
+
+
+@pytest.mark.bad_input
+def test_config_names_must_suit_dvc():
+    raw = with_change("retrieval.hybrid+rrf", {"chunking": "base", "method": "dense"})
+    assert "retrieval: name(s) 'hybrid+rrf'" in error_of(raw)
+
+
+@pytest.mark.bad_input
+def test_yaml_syntax_error_names_line_and_column(tmp_path):
+    (tmp_path / "params.yaml").write_text("chunk_size: 800\nlabels:\n  window: [30\n")
+    with pytest.raises(ConfigError, match=r"is not valid YAML at line \d+, column \d+"):
+        load_params(tmp_path / "params.yaml")
+
+
+def test_name_tuples_match_the_registries():
+    """config checks names early; the registries dispatch them: the two must agree."""
+    from rag_ablation.llm.backends import BACKENDS
+    from rag_ablation.llm.transforms import TRANSFORMS
+    from rag_ablation.retrieval.bm25 import IMPLEMENTATIONS
+    from rag_ablation.retrieval.chunking import CHUNKERS
+    from rag_ablation.retrieval.fusion import FUSIONS
+    from rag_ablation.text import TOKENIZERS
+
+    assert set(config.CHUNKING_METHODS) == set(CHUNKERS)
+    assert set(config.FUSIONS) == set(FUSIONS)
+    assert set(config.TOKENIZERS) == set(TOKENIZERS)
+    assert set(config.BM25_IMPLS) == set(IMPLEMENTATIONS)
+    assert set(config.TRANSFORM_KINDS) == set(TRANSFORMS)
+    assert set(config.LLM_BACKENDS) == set(BACKENDS)
+
+
+def run_stage(tmp_path, params: dict, *args):
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return subprocess.run([sys.executable, str(ROOT / "stages" / "chunk.py"), "--name", "base", "--corpus",
+                           str(FIXTURES / "corpus"), "--out", str(tmp_path / "out.jsonl"), *args],
+                          cwd=tmp_path, capture_output=True, text=True)
+
+
+@pytest.mark.bad_input
+def test_a_stage_prints_one_line_and_exits_2(tmp_path):
+    res = run_stage(tmp_path, with_change("retrieval.hybrid.rrf_k", -1))
+    assert res.returncode == 2
+    assert res.stderr.strip() == "error: retrieval.hybrid.rrf_k: expected a positive number, got -1"
+    assert not (tmp_path / "out.jsonl").exists(), "no half-written output"
+
+
+def test_a_genuine_bug_keeps_its_traceback(tmp_path):
+    """An exception that is not a UserError (here a ValueError raised inside the chunker by a
+    deliberately broken registry) is a bug: Python's traceback, exit 1, not the one-liner."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import rag_ablation.retrieval.chunking as c\n"
+        "def broken(*a, **k):\n    raise ValueError('deliberate bug')\n"
+        "c.CHUNKERS['chars'] = broken\n")
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(BASE, sort_keys=False))
+    res = subprocess.run([sys.executable, str(ROOT / "stages" / "chunk.py"), "--name", "base", "--corpus",
+                          str(FIXTURES / "corpus"), "--out", str(tmp_path / "out.jsonl")],
+                         cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert res.returncode == 1
+    assert "Traceback (most recent call last)" in res.stderr and "ValueError: deliberate bug" in res.stderr
