@@ -438,19 +438,25 @@ class LlmConfig:
 
 @dataclass(frozen=True)
 class GenerationConfig:
-    """``generation``: which retrieval configs get answers, passages per prompt (``k``), the
-    prompt template, the token budget, and the phrases that mark a refusal."""
+    """``generation``: which retrieval configs get answers, on which questions (``sample``: a
+    seeded sample of that many questions stratified by slice, the same for every config; None
+    when params say "all"), passages per prompt (``k``), the prompt template, the token budget
+    and stop strings, and the phrases that mark a refusal."""
 
     configs: tuple[str, ...] = ()
+    sample: int | None = 80
+    seed: int = 0
     k: int = 5
     prompt: str = "answer_escape_hatch"
-    num_predict: int = 512
+    num_predict: int = 64
+    stop: tuple[str, ...] = ()
     refusal_phrases: tuple[str, ...] = DEFAULT_REFUSAL_PHRASES
 
     @classmethod
     def from_params(cls, spec: Any, *, retrieval: Any) -> GenerationConfig:
-        v = read_block(spec, "generation", {"configs": _config_list, "k": positive_int, "prompt": text,
-                                            "num_predict": positive_int, "refusal_phrases": text_list},
+        v = read_block(spec, "generation", {"configs": _config_list, "sample": _sample_size, "seed": integer,
+                                            "k": positive_int, "prompt": text, "num_predict": positive_int,
+                                            "stop": _stop_list, "refusal_phrases": text_list},
                        defaults=asdict(cls()))
         unknown = [c for c in v["configs"] if c not in retrieval]
         if unknown:
@@ -459,6 +465,20 @@ class GenerationConfig:
         if len(set(v["configs"])) != len(v["configs"]):
             raise _fail("generation.configs", "each config once", list(v["configs"]))
         return cls(**v)
+
+
+def _sample_size(v: Any, where: str) -> int | None:
+    if v == "all":
+        return None
+    if not _is_int(v) or v < 1:
+        raise _fail(where, 'a positive number of questions or "all"', v)
+    return int(v)
+
+
+def _stop_list(v: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise _fail(where, "a list of non-empty strings (possibly empty)", v)
+    return tuple(v)
 
 
 def _config_list(v: Any, where: str) -> tuple[str, ...]:

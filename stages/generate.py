@@ -26,6 +26,7 @@ from rag_ablation.llm.generation import answer_questions, generation_latency
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.prompting import load_template
 from rag_ablation.questions import Question
+from rag_ablation.sampling import stratified_sample
 
 
 def main() -> None:
@@ -42,7 +43,10 @@ def main() -> None:
     prompt_name, k, num_predict = gen.prompt, gen.k, gen.num_predict
     template = load_template(args.prompts, prompt_name, needs=["passages", "question"])
     run = json.loads(args.run.read_text(encoding="utf-8"))
-    out = {"config": args.name, "prompt": prompt_name, "k": k, "num_predict": num_predict,
+    questions = [Question(**d) for d in read_jsonl(args.questions)]
+    sample = stratified_sample(questions, gen.sample, seed=gen.seed)
+    out = {"config": args.name, "prompt": prompt_name, "k": k, "num_predict": num_predict, "stop": list(gen.stop),
+           "sample": {"size": len(sample), "of": len(questions), "seed": gen.seed},
            "status": run["status"], "reason": run["reason"], "llm": None, "answers": []}
     if run["status"] != "ok":
         write_json(args.out, out)
@@ -51,11 +55,10 @@ def main() -> None:
         return
     backend = backend_from_config(params.llm)
     llm = CachedLLM(backend, PromptCache())
-    questions = [Question(**d) for d in read_jsonl(args.questions)]
     rankings = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
     records, timings = answer_questions(
-        questions, rankings, run["passages"], llm=llm, template=template, k=k,
-        num_predict=num_predict, progress=lambda it: tqdm(it, desc=f"generate@{args.name}", file=sys.stderr))
+        sample, rankings, run["passages"], llm=llm, template=template, k=k,
+        num_predict=num_predict, stop=gen.stop, progress=lambda it: tqdm(it, desc=f"generate@{args.name}", file=sys.stderr))
     out.update(llm={**backend.identity(), **backend.settings()}, answers=records)
     write_json(args.out, out)
     write_json(args.latency, {**llm.stats(), **generation_latency(timings)})

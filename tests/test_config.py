@@ -48,6 +48,8 @@ def test_shipped_params_read_with_defaults_filled():
     assert p.config("hybrid_rerank").rerank.depth == 20
     assert p.generation.configs == tuple(BASE["generation"]["configs"])
     assert p.transform("rewrite").prompt == "rewrite" and p.transform("none").prompt is None
+    assert p.generation.sample == 80 and p.generation.stop == ()
+    assert Params.from_params(with_change("generation.sample", "all")).generation.sample is None
     Params.from_params(yaml.safe_load((FIXTURES / "params.yaml").read_text()))
 
 
@@ -135,6 +137,8 @@ def test_keys_that_do_not_apply_are_errors(path, value, message):
     ("bm25.impl", "bm25s", "bm25.epsilon: expected 0 with impl bm25s"),
     ("generation.configs", ["dense", "splade"], "generation.configs: 'splade' not a retrieval config"),
     ("retrieval.dense.weights", {"dense": 1}, "retrieval.dense.weights: does not apply here"),
+    ("generation.sample", 0, 'generation.sample: expected a positive number of questions or "all", got 0'),
+    ("generation.stop", "\n", "generation.stop: expected a list of non-empty strings"),
 ])
 def test_cross_references_and_ranges(path, value, message):
     assert message in error_of(with_change(path, value))

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,8 +81,9 @@ class Backend(ABC):
         out."""
 
     @abstractmethod
-    def chat(self, messages: list[dict[str, Any]], *, num_predict: int) -> Generation:
-        """Answer ``messages`` with at most ``num_predict`` (>= 1) new tokens.
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
+        """Answer ``messages`` with at most ``num_predict`` (>= 1) new tokens, ending early at
+        the first of the ``stop`` strings (which is not part of the text).
 
         Raises ``ValueError`` for ``num_predict < 1`` and ``LLMUnavailable`` when the model
         cannot answer.
@@ -273,7 +274,7 @@ class LlamaCppBackend(Backend):
                 ) from e
         return self._llama
 
-    def chat(self, messages: list[dict[str, Any]], *, num_predict: int) -> Generation:
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
         """One chat completion with the GGUF's own chat template; see ``Backend.chat``.
 
         A prompt longer than ``n_ctx - num_predict`` tokens makes llama_cpp raise
@@ -284,6 +285,7 @@ class LlamaCppBackend(Backend):
         out = llama.create_chat_completion(
             messages=messages,
             max_tokens=num_predict,
+            stop=list(stop) or None,
             temperature=self.temperature,
             seed=self.seed,
         )
@@ -406,11 +408,11 @@ class OllamaBackend(Backend):
         and how long)."""
         return {"temperature": self.temperature, "seed": self.seed, "num_ctx": self.num_ctx}
 
-    def chat(self, messages: list[dict[str, Any]], *, num_predict: int) -> Generation:
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
         """One non-streamed ``/api/chat`` call; token counts are the server's
         ``prompt_eval_count`` and ``eval_count``; see ``Backend.chat``."""
         _check_num_predict(num_predict)
-        options = {**self.settings(), "num_predict": num_predict}
+        options = {**self.settings(), "num_predict": num_predict, **({"stop": list(stop)} if stop else {})}
         start = time.perf_counter()
         resp = self._call("chat", model=self.model, messages=messages, options=options, stream=False)
         seconds = time.perf_counter() - start

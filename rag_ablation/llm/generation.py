@@ -25,12 +25,14 @@ def answer_questions(
     template: str,
     k: int,
     num_predict: int,
+    stop: Sequence[str] = (),
     progress: Callable[[Any], Any] = lambda it: it,
 ) -> tuple[list[dict], list[dict[str, float]]]:
     """Answer every question from its top-``k`` chunks. Returns records (id, slice,
     answerable, answer, passages, prompt_sha256, prompt_tokens, completion_tokens) in question
-    order, and timings (``seconds``, ``completion_tokens``) of the answers the LLM computed
-    (cache hits cost nothing and are left out). Each answer is stored in the prompt cache as
+    order, and timings (``seconds``, ``completion_tokens``, ``cached``) of every answer: a cached
+    answer keeps the time of the call that made it, so the latency files show what generation
+    costs even after a rerun served from the cache. Each answer is stored in the prompt cache as
     soon as it is made."""
     records: list[dict] = []
     timings: list[dict[str, float]] = []
@@ -38,19 +40,19 @@ def answer_questions(
         ids = list(rankings.get(q.id, ()))[:k]
         prompt = fill(template, passages=format_passages([chunk_text[c] for c in ids]), question=q.question)
         messages = user_messages(prompt)
-        gen, hit = llm.chat(messages, num_predict=num_predict)
+        gen, hit = llm.chat(messages, num_predict=num_predict, stop=stop)
         records.append({
             "id": q.id, "slice": q.slice, "answerable": bool(q.answerable), "answer": gen.text.strip(),
             "passages": ids, "prompt_sha256": messages_hash(messages),
             "prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
         })
-        if not hit:
-            timings.append({"seconds": gen.seconds, "completion_tokens": gen.completion_tokens})
+        timings.append({"seconds": gen.seconds, "completion_tokens": gen.completion_tokens, "cached": hit})
     return records, timings
 
 
 def generation_latency(timings: Sequence[Mapping[str, float]]) -> dict:
-    """P50/P95/P99 of the time per computed answer (ms), and of completion tokens per second
-    of that time (prompt reading included, so this is not the decoder's raw speed)."""
+    """P50/P95/P99 of the time per answer (ms; a cached answer counts with the time of the call
+    that made it), and of completion tokens per second of that time (prompt reading included,
+    so this is not the decoder's raw speed)."""
     rates = [t["completion_tokens"] / t["seconds"] for t in timings if t["seconds"] > 0]
     return {"answer": percentiles_ms([t["seconds"] for t in timings]), "completion_tokens_per_second": percentiles(rates)}

@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from rag_ablation.io import default_cache_dir
@@ -99,7 +100,7 @@ class PromptCache:
         self.close()
 
 
-_RESERVED_OPTIONS = frozenset({"num_predict"})
+_RESERVED_OPTIONS = frozenset({"num_predict", "stop"})
 
 
 class CachedLLM:
@@ -132,23 +133,26 @@ class CachedLLM:
         self.hits = 0
         self.misses = 0
 
-    def key(self, messages: list[dict[str, Any]], *, num_predict: int) -> str:
-        """The cache key of this call (see the class docstring)."""
-        options = {**self.backend.settings(), **self.options, "num_predict": num_predict}
+    def key(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> str:
+        """The cache key of this call (see the class docstring). Stop strings count only when
+        given, so calls without them keep the keys they always had."""
+        options = {**self.backend.settings(), **self.options, "num_predict": num_predict,
+                   **({"stop": list(stop)} if stop else {})}
         return cache_key(self.backend.identity(), messages, options)
 
-    def chat(self, messages: list[dict[str, Any]], *, num_predict: int) -> tuple[Generation, bool]:
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int,
+             stop: Sequence[str] = ()) -> tuple[Generation, bool]:
         """The answer to ``messages`` and whether it was served from the cache.
 
         A miss calls the backend and stores the answer before returning it; a backend error
         passes through, stores nothing and counts nothing."""
-        key = self.key(messages, num_predict=num_predict)
+        key = self.key(messages, num_predict=num_predict, stop=stop)
         gen = self.cache.get(key)
         if gen is not None:
             self.hits += 1
             self.calls += 1
             return gen, True
-        gen = self.backend.chat(messages, num_predict=num_predict)
+        gen = self.backend.chat(messages, num_predict=num_predict, stop=stop)
         self.cache.put(key, gen)
         self.misses += 1
         self.calls += 1
