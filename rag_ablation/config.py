@@ -487,6 +487,56 @@ def _config_list(v: Any, where: str) -> tuple[str, ...]:
     return tuple(v)
 
 
+INTERVAL_METHODS = ("bca", "percentile")
+PAIRED_MEASURES = ("hit_at_1", "hit_at_5", "hit_at_10")
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    """``stats``: intervals and paired tests over per-question scores. ``baseline`` is the
+    retrieval config every other is compared with; ``measure`` the 0/1 measure whose fixed and
+    broken questions are counted (RR@10 is always compared too); ``method`` the bootstrap
+    interval (percentile or BCa) with ``resamples`` draws from ``seed`` at ``confidence``;
+    ``cluster`` resamples source documents instead of questions; a slice with fewer than
+    ``min_slice`` questions is reported as too small to decide on; ``subsample_sizes`` (None
+    for "all") and ``subsample_draws`` drive the subsampling table."""
+
+    baseline: str = "dense"
+    measure: str = "hit_at_5"
+    method: str = "percentile"
+    cluster: bool = False
+    resamples: int = 10_000
+    seed: int = 0
+    confidence: float = 0.95
+    min_slice: int = 20
+    subsample_sizes: tuple[int | None, ...] = (20, 40, 60, 100, None)
+    subsample_draws: int = 1000
+
+    @classmethod
+    def from_params(cls, spec: Any, *, retrieval: Any) -> StatsConfig:
+        defaults = asdict(cls())
+        if "dense" not in retrieval and not _mapping(spec, "stats").get("baseline"):
+            del defaults["baseline"]
+        v = read_block(spec, "stats", {
+            "baseline": one_of(*retrieval), "measure": one_of(*PAIRED_MEASURES),
+            "method": one_of(*INTERVAL_METHODS), "cluster": boolean, "resamples": positive_int, "seed": integer,
+            "confidence": _open_unit, "min_slice": positive_int, "subsample_sizes": _sizes,
+            "subsample_draws": positive_int}, defaults=defaults)
+        return cls(**v)
+
+
+def _open_unit(v: Any, where: str) -> float:
+    if not _is_number(v) or not 0 < v < 1:
+        raise _fail(where, "a number between 0 and 1 (exclusive)", v)
+    return float(v)
+
+
+def _sizes(v: Any, where: str) -> tuple[int | None, ...]:
+    if not isinstance(v, list) or not v:
+        raise _fail(where, 'a non-empty list of question counts or "all"', v)
+    return tuple(_sample_size(x, f"{where}[{i}]") for i, x in enumerate(v))
+
+
 @dataclass(frozen=True)
 class Params:
     """The whole of params.yaml, checked."""
@@ -501,9 +551,10 @@ class Params:
     query_transforms: Mapping[str, QueryTransformConfig]
     llm: LlmConfig
     generation: GenerationConfig
+    stats: StatsConfig
 
     BLOCKS = ("chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "chunkings", "retrieval",
-              "query_transforms", "llm", "generation")
+              "query_transforms", "llm", "generation", "stats")
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any]) -> Params:
@@ -532,6 +583,7 @@ class Params:
             chunkings=chunkings, retrieval=retrieval, query_transforms=transforms,
             llm=LlmConfig.from_params(raw.get("llm")),
             generation=GenerationConfig.from_params(raw.get("generation"), retrieval=tuple(retrieval)),
+            stats=StatsConfig.from_params(raw.get("stats"), retrieval=tuple(retrieval)),
             **top,
         )
 
