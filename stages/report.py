@@ -1,0 +1,49 @@
+"""Stage `report`: metrics/report.md from the statistics metrics file (`stats` stage).
+
+Renders the configs with their intervals, recall per slice, paired changes against the
+baseline with fixed and broken counts and Holm-adjusted p-values, the subsampling table and the
+judge-free answer proxy (rag_ablation.evaluation.report). Configs follow params.yaml, never a
+folder listing. The report only formats numbers already in the metrics file, so it is as
+deterministic as that file.
+"""
+from __future__ import annotations
+
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
+import argparse
+import json
+from pathlib import Path
+
+from rag_ablation import cli
+from rag_ablation.config import load_config
+from rag_ablation.errors import InvalidData, MissingInput
+from rag_ablation.evaluation.report import render
+from rag_ablation.io import write_text
+
+
+def read_metrics(path: Path) -> dict:
+    """The statistics metrics file; missing or unreadable is one clear message."""
+    if not path.is_file():
+        raise MissingInput(f"no statistics file {path}: run `dvc repro stats`")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InvalidData(f"{path} is not valid JSON (line {e.lineno}): regenerate it with `dvc repro stats`") from None
+    if not isinstance(data, dict):
+        raise InvalidData(f"{path} must hold an object of configs; regenerate it with `dvc repro stats`")
+    return data
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--stats", type=Path, required=True, help="the metrics file of the stats stage")
+    ap.add_argument("--out", type=Path, required=True, help="the report (Markdown)")
+    args = ap.parse_args()
+    params = load_config()
+    text = render(read_metrics(args.stats), configs=list(params.retrieval), answered=list(params.generation.configs),
+                  settings=params.stats)
+    write_text(args.out, text)
+
+
+if __name__ == "__main__":
+    cli.run(main)
