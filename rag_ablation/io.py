@@ -42,6 +42,22 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
     write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
 
 
+def numbered_json_lines(path: Path) -> tuple[list[tuple[int, object]], list[str]]:
+    """Every non-blank line of a JSON-lines file, parsed, with its 1-based line number, and one
+    problem per line that is not valid JSON (``line N: not valid JSON (<reason> at column C)``),
+    so that a reader can report every bad line at once."""
+    rows: list[tuple[int, object]] = []
+    problems: list[str] = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((n, json.loads(line)))
+        except json.JSONDecodeError as e:
+            problems.append(f"line {n}: not valid JSON ({e.msg} at column {e.colno})")
+    return rows, problems
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 

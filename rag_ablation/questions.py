@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rag_ablation.corpus import Document
 from rag_ablation.errors import UserError
+from rag_ablation.io import numbered_json_lines
 from rag_ablation.text import normalize
 
 UNANSWERABLE = "unanswerable"
@@ -70,6 +71,8 @@ def _problems_of(obj: object, min_span: int) -> list[str]:
             out.append(f"field {f!r} must be null for an unanswerable question, found {v!r}")
         if not unanswerable and (not isinstance(v, str) or not v.strip()):
             out.append(f"field {f!r} must be a non-empty string, found {v!r}")
+        elif f == "doc" and isinstance(v, str) and (v.startswith("/") or ".." in v.split("/")):
+            out.append(f"field 'doc' must be a path under the corpus root (track/file.md), found {v!r}")
     span = obj.get("span")
     if not unanswerable and isinstance(span, str) and len(normalize(span)) < min_span:
         out.append(f"span {span!r} has {len(normalize(span))} characters, expected at least {min_span}")
@@ -82,17 +85,10 @@ def load_questions(path: Path, *, min_span: int = MIN_SPAN_CHARS) -> list[Questi
     path = Path(path)
     if not path.is_file():
         raise QuestionError(f"question file {path} does not exist: expected JSON lines with fields {', '.join(FIELDS)}")
-    problems: list[str] = []
+    rows, problems = numbered_json_lines(path)
     questions: list[Question] = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(f"line {n}: not valid JSON ({e.msg} at column {e.colno})")
-            continue
+    for n, obj in rows:
         bad = _problems_of(obj, min_span)
         if isinstance(obj, dict) and isinstance(obj.get("id"), str):
             if obj["id"] in seen:

@@ -58,7 +58,8 @@ def main() -> None:
     rankings = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
     records, timings = answer_questions(
         sample, rankings, run["passages"], llm=llm, template=template, k=k,
-        num_predict=num_predict, stop=gen.stop, progress=lambda it: tqdm(it, desc=f"generate@{args.name}", file=sys.stderr))
+        num_predict=num_predict, stop=gen.stop, concurrency=params.llm.concurrency,
+        progress=lambda it: tqdm(it, desc=f"generate@{args.name}", file=sys.stderr))
     out.update(llm={**backend.identity(), **backend.settings()}, answers=records)
     write_json(args.out, out)
     write_json(args.latency, {**llm.stats(), **generation_latency(timings)})

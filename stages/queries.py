@@ -43,7 +43,7 @@ def main() -> None:
         template = load_template(args.prompts, str(spec.prompt), needs=["question"])
         llm = CachedLLM(backend_from_config(params.llm), PromptCache())
     result = transform_queries(questions, kind=kind, template=template, llm=llm,
-                               num_predict=spec.num_predict,
+                               num_predict=spec.num_predict, concurrency=params.llm.concurrency,
                                progress=lambda it: tqdm(it, desc=f"queries@{args.name}", file=sys.stderr))
     if result.empty_outputs:
         print(f"warning: {len(result.empty_outputs)} empty LLM output(s), original question kept: "

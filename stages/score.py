@@ -2,8 +2,10 @@
 
 Joins each config's stored ranking (`retrieve@NAME`) with the span labels of its chunking
 (`labels@CHUNKING`), and each answered config's answers (`generate@NAME`) with the reference
-answers, and writes one row per config and question (rag_ablation.evaluation.scoring). The two
-CSV files are committed to git, so any revision has them: statistics, label audits and the gate
+answers, and writes one row per config and question (rag_ablation.evaluation.scoring). The label
+audit (`data/labels/audit.jsonl`, checked against the corpus) re-scores the same stored rankings
+with its extra acceptable passages into a third file; nothing is searched again, so adding an
+audit line reruns only scoring and what reads the scores. The CSV files are committed to git, so any revision has them: statistics, label audits and the gate
 compare questions against `main` without searching again. Loops over params.yaml, never over a
 folder listing, so a removed config leaves no rows.
 """
@@ -18,7 +20,9 @@ from pathlib import Path
 
 from rag_ablation import cli
 from rag_ablation.config import load_config
+from rag_ablation.corpus import load_corpus
 from rag_ablation.errors import MissingInput
+from rag_ablation.evaluation.audit import audited_relevant, load_audit
 from rag_ablation.evaluation.scoring import ANSWER_FIELDS, RETRIEVAL_FIELDS, score_answers, score_run, write_scores
 from rag_ablation.io import read_jsonl
 from rag_ablation.questions import Question
@@ -38,9 +42,14 @@ def main() -> None:
     ap.add_argument("--answers", type=Path, required=True, help="folder of generate@NAME outputs, NAME.json")
     ap.add_argument("--retrieval-out", type=Path, required=True)
     ap.add_argument("--answers-out", type=Path, required=True)
+    ap.add_argument("--corpus", type=Path, required=True, help="the corpus the audit spans are checked against")
+    ap.add_argument("--audit", type=Path, required=True, help="the label audit (JSON lines; absent = no audit)")
+    ap.add_argument("--audited-out", type=Path, required=True)
     args = ap.parse_args()
     params = load_config()
     questions = [Question(**d) for d in read_jsonl(args.questions)]
+    audit = load_audit(args.audit, questions, load_corpus(args.corpus)) if args.audit.is_file() else []
+    audited_rows: list[dict] = []
     labels: dict[str, dict] = {}
     retrieval_rows: list[dict] = []
     for name in sorted(params.retrieval):
@@ -52,6 +61,8 @@ def main() -> None:
         if cfg.chunking not in labels:
             labels[cfg.chunking] = read_json(args.labels / f"{cfg.chunking}.json", f"labels@{cfg.chunking}")["relevant"]
         retrieval_rows.extend(score_run(name, run["questions"], labels[cfg.chunking], questions))
+        audited = audited_relevant(labels[cfg.chunking], run["passages"], audit, window=params.labels.window)
+        audited_rows.extend(score_run(name, run["questions"], audited, questions))
     answer_rows: list[dict] = []
     for name in params.generation.configs:
         out = read_json(args.answers / f"{name}.json", f"generate@{name}")
@@ -61,6 +72,9 @@ def main() -> None:
                                              phrases=params.generation.refusal_phrases))
     write_scores(args.retrieval_out, retrieval_rows, RETRIEVAL_FIELDS)
     write_scores(args.answers_out, answer_rows, ANSWER_FIELDS)
+    write_scores(args.audited_out, audited_rows, RETRIEVAL_FIELDS)
+    if audit:
+        print(f"score: {len(audit)} audit span(s) for {len({a.id for a in audit})} question(s) applied", file=sys.stderr)
 
 
 if __name__ == "__main__":

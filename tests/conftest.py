@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,3 +31,38 @@ class Q:
     question: str
     slice: str = "main"
     answerable: bool = True
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+VENV_BIN = Path(sys.executable).parent
+
+
+def run_in(cwd: Path, *cmd: str, env: dict | None = None) -> str:
+    """Run ``cmd`` in ``cwd`` with the environment's bin folder first on PATH; fail the test
+    with the command's output if it exits non-zero. Returns stdout + stderr."""
+    env = env or {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}", **GIT_ENV}
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+    assert res.returncode == 0, f"{' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr}"
+    return res.stdout + res.stderr
+
+
+def make_fixture_repo(d: Path) -> Path:
+    """A git + DVC repository in ``d`` holding the project's pipeline, code and prompts with the
+    fixture corpus, questions and params, committed on ``main`` (nothing run yet)."""
+    for item in ("dvc.yaml", "stages", "rag_ablation", "prompts", ".dvcignore"):
+        src = ROOT / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, d / item)
+    shutil.copytree(FIXTURES / "corpus", d / "data/corpus")
+    (d / "data/questions").mkdir(parents=True)
+    shutil.copy(FIXTURES / "questions.jsonl", d / "data/questions/handbook.jsonl")
+    shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
+    (d / "data/labels").mkdir(parents=True)
+    (d / "data/labels/audit.jsonl").write_text("")  # no audit yet
+    for pyc in d.rglob("__pycache__"):
+        shutil.rmtree(pyc)
+    dvc = str(VENV_BIN / "dvc")
+    run_in(d, "git", "init", "-q", "-b", "main")
+    run_in(d, dvc, "init", "-q")
+    run_in(d, dvc, "config", "core.analytics", "false")
+    return d

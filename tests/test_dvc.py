@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, ROOT
+from conftest import make_fixture_repo, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -22,12 +22,7 @@ DVC = str(Path(sys.executable).parent / "dvc")
 
 
 def sh(cwd, *cmd):
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
-    assert res.returncode == 0, f"{' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr}"
-    return res.stdout + res.stderr
+    return run_in(cwd, *cmd)
 
 
 def ran(output: str) -> set[str]:
@@ -36,19 +31,7 @@ def ran(output: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    d = tmp_path_factory.mktemp("dvcrepo")
-    for item in ("dvc.yaml", "stages", "rag_ablation", "prompts", ".dvcignore"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, d / item)
-    shutil.copytree(FIXTURES / "corpus", d / "data/corpus")
-    (d / "data/questions").mkdir(parents=True)
-    shutil.copy(FIXTURES / "questions.jsonl", d / "data/questions/handbook.jsonl")
-    shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
-    for pyc in d.rglob("__pycache__"):
-        shutil.rmtree(pyc)
-    sh(d, "git", "init", "-q", "-b", "main")
-    sh(d, DVC, "init", "-q")
-    sh(d, DVC, "config", "core.analytics", "false")
+    d = make_fixture_repo(tmp_path_factory.mktemp("dvcrepo"))
     out = sh(d, DVC, "repro")
     assert {"retrieve@hybrid", "generate@bm25", "queries@rewrite"} <= ran(out)
     sh(d, "git", "add", "-A")
@@ -71,7 +54,7 @@ def test_changing_one_config_reruns_only_its_instances(repo):
     p["retrieval"]["hybrid"]["rrf_k"] = 30
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
-    assert ran(out) == {"retrieve@hybrid", "score", "evaluate"}
+    assert ran(out) == {"retrieve@hybrid", "score", "evaluate", "stats", "report"}
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")  # restores the committed state (from the run-cache)
 
@@ -93,8 +76,9 @@ def test_removed_config_disappears_from_metrics(repo):
     del p["retrieval"]["dense"]
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
-    assert {"score", "evaluate"} <= ran(out)
-    assert "dense" not in metrics(repo) and "hybrid" in metrics(repo)
+    assert {"score", "evaluate", "stats", "report"} <= ran(out)
+    assert "dense" not in metrics(repo)
+    assert "dense" not in json.loads((repo / "metrics/stats.json").read_text()) and "hybrid" in metrics(repo)
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")
 
@@ -105,7 +89,7 @@ def test_evaluation_settings_never_rerun_generation(repo):
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
     # scoring reruns; evaluate only if a score changed (DVC stops at identical outputs)
-    assert "score" in ran(out) and ran(out) <= {"score", "evaluate"}
+    assert "score" in ran(out) and ran(out) <= {"score", "evaluate", "stats", "report"}
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")
 
@@ -118,7 +102,7 @@ def test_a_label_change_reruns_labels_and_scoring_only(repo):
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
     labels_and_scoring = {"labels@base", "labels@heading", "score"}
-    assert labels_and_scoring <= ran(out) <= labels_and_scoring | {"evaluate"}, ran(out)
+    assert labels_and_scoring <= ran(out) <= labels_and_scoring | {"evaluate", "stats", "report"}, ran(out)
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")
 
@@ -134,4 +118,38 @@ def test_an_llm_code_edit_reruns_no_retrieval_or_scoring_stage(repo):
     finally:
         prompting.write_text(original)
     assert ran(out) and all(s.split("@")[0] in {"queries", "generate"} for s in ran(out)), ran(out)
+    sh(repo, DVC, "repro")
+
+
+def test_an_audit_line_reruns_only_scoring_and_what_reads_scores(repo):
+    """A label audit re-scores stored rankings: no labels, retrieve or generate stage runs."""
+    line = {"id": "q-ack", "doc": "ops/paging.md", "span": "escalates to the secondary after ten minutes",
+            "note": "the escalation rule also gives the ten-minute acknowledgement window"}
+    (repo / "data/labels/audit.jsonl").write_text(json.dumps(line) + "\n")
+    out = sh(repo, DVC, "repro")
+    assert "score" in ran(out) and ran(out) <= {"score", "evaluate", "stats", "report"}, ran(out)
+    sh(repo, "git", "checkout", "--", "data/labels/audit.jsonl")
+    sh(repo, DVC, "repro")
+
+
+def test_diff_against_main_names_the_questions_a_tokenizer_swap_broke(repo):
+    """The chapter's regression: BM25 over str.split() tokens. `rag-ablation diff main` names
+    exactly the questions whose hit@1 went from found to missed, identifier ones among them."""
+    from rag_ablation.evaluation.scoring import parse_scores
+
+    p = yaml.safe_load((repo / "params.yaml").read_text())
+    p["bm25"]["tokenizer"] = "whitespace"
+    (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    sh(repo, DVC, "repro")
+    out = sh(repo, str(Path(sys.executable).parent / "rag-ablation"), "diff", "main", "--config", "bm25",
+             "--measure", "hit_at_1")
+    before = {r["id"]: r for r in parse_scores(sh(repo, "git", "show", "main:metrics/scores/retrieval.csv"))
+              if r["config"] == "bm25" and r["answerable"]}
+    after = {r["id"]: r for r in parse_scores((repo / "metrics/scores/retrieval.csv").read_text())
+             if r["config"] == "bm25" and r["answerable"]}
+    broken = sorted(q for q in before if before[q]["hit_at_1"] == 1 and after[q]["hit_at_1"] == 0)
+    assert broken and any(before[q]["slice"] == "identifier" for q in broken), broken
+    for q in broken:
+        assert q in out, (q, out)
+    sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")

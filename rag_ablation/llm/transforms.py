@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_ablation.errors import UnknownName
+from rag_ablation.llm.concurrent import chat_many
 from rag_ablation.llm.prompt_cache import CachedLLM
 from rag_ablation.llm.prompting import fill, user_messages
 
@@ -35,9 +36,11 @@ def transform_queries(
     template: str | None = None,
     llm: CachedLLM | None = None,
     num_predict: int = 128,
+    concurrency: int = 1,
     progress: Callable[[Any], Any] = lambda it: it,
 ) -> TransformResult:
-    """Text to retrieve with, for every question (see the module docstring)."""
+    """Text to retrieve with, for every question (see the module docstring), with
+    ``concurrency`` LLM requests in flight (the results do not depend on it)."""
     if kind not in TRANSFORMS:
         raise UnknownName(f"unknown query transform kind {kind!r}; expected one of: {', '.join(TRANSFORMS)}")
     if kind == "none":
@@ -47,8 +50,10 @@ def transform_queries(
     queries: dict[str, str] = {}
     empty: list[str] = []
     seconds: list[float] = []
-    for q in progress(list(questions)):
-        gen, hit = llm.chat(user_messages(fill(template, question=q.question)), num_predict=num_predict)
+    questions = list(questions)
+    conversations = [user_messages(fill(template, question=q.question)) for q in questions]
+    answers = chat_many(llm, conversations, num_predict=num_predict, concurrency=concurrency, progress=progress)
+    for q, (gen, hit) in zip(questions, answers):
         text = gen.text.strip()
         if not text:
             empty.append(q.id)

@@ -57,7 +57,9 @@ def test_identity_has_the_gguf_sha256() -> None:
 
 
 def test_registry() -> None:
-    assert BACKENDS == {"llama_cpp": LlamaCppBackend, "ollama": OllamaBackend}
+    from rag_ablation.llm.openai_compat import OpenAICompatBackend
+
+    assert BACKENDS == {"llama_cpp": LlamaCppBackend, "ollama": OllamaBackend, "openai": OpenAICompatBackend}
 
 
 @pytest.mark.bad_input

@@ -1,0 +1,104 @@
+"""Files that no stage writes any more: the leftovers of a removed config, chunking or transform.
+
+DVC does not clean up after a stage instance disappears from ``dvc.yaml`` (a config removed from
+params.yaml): its committed leaf files (``metrics/latency/<config>.json``,
+``metrics/index/<chunking>.json``) stay tracked in git and are never written again, and its
+entry stays in ``dvc.lock``. ``stale`` finds both by asking DVC which outputs the current
+pipeline declares; ``prune`` removes them (``git rm`` for tracked files, the entries from
+``dvc.lock``). Only folders that hold at least one current output are looked at, so nothing the
+pipeline never owned is touched.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from rag_ablation.errors import UserError
+
+
+@dataclass(frozen=True)
+class Stale:
+    files: tuple[str, ...]  # tracked files (repository-relative) that no stage writes
+    lock_entries: tuple[str, ...]  # dvc.lock stage names that dvc.yaml no longer defines
+
+
+def _pipeline(root: Path) -> tuple[set[str], set[str]]:
+    """(stage names, output paths relative to ``root``) of the current pipeline."""
+    from dvc.repo import Repo
+
+    try:
+        repo = Repo(str(root))
+    except Exception as e:  # noqa: BLE001 - not a DVC repository, or a broken dvc.yaml
+        raise UserError(f"{root} is not a DVC repository DVC can read ({e}); run this in the project's root") from None
+    with repo:
+        stages = list(repo.index.stages)
+        names = {s.addressing.split(":")[-1] for s in stages}
+        outs = {Path(o.fs_path).resolve().relative_to(root.resolve()).as_posix() for s in stages for o in s.outs}
+    return names, outs
+
+
+def _tracked(root: Path, folders: set[str]) -> list[str]:
+    if not folders:
+        return []
+    res = subprocess.run(["git", "ls-files", "-z", "--", *sorted(folders)], cwd=root, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise UserError(f"git ls-files failed in {root}: {res.stderr.strip()}; run this inside the git repository")
+    return [p for p in res.stdout.split("\0") if p]
+
+
+def stale(root: Path = Path(".")) -> Stale:
+    """The leftovers of the current checkout (module docstring)."""
+    root = Path(root)
+    names, outs = _pipeline(root)
+    folders = {Path(o).parent.as_posix() for o in outs if Path(o).parent.as_posix() != "."}
+    files = [f for f in _tracked(root, folders) if f not in outs and Path(f).parent.as_posix() in folders
+             and Path(f).name != ".gitignore"]
+    lock = root / "dvc.lock"
+    entries: list[str] = []
+    if lock.is_file():
+        data = yaml.safe_load(lock.read_text(encoding="utf-8")) or {}
+        entries = sorted(set(data.get("stages") or {}) - names)
+    return Stale(tuple(sorted(files)), tuple(entries))
+
+
+def prune(root: Path = Path("."), *, apply: bool) -> Stale:
+    """Find the leftovers and, with ``apply``, remove them: ``git rm`` each file and drop the
+    entries from ``dvc.lock``. Returns what was (or would be) removed."""
+    root = Path(root)
+    found = stale(root)
+    if apply and found.files:
+        res = subprocess.run(["git", "rm", "-q", "--", *found.files], cwd=root, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise UserError(f"git rm failed: {res.stderr.strip()}")
+    if apply and found.lock_entries:
+        lock = root / "dvc.lock"
+        data = yaml.safe_load(lock.read_text(encoding="utf-8"))
+        for name in found.lock_entries:
+            del data["stages"][name]
+        from rag_ablation.io import write_text
+
+        write_text(lock, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    return found
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description="Files and dvc.lock entries that no stage of the current "
+                                 "pipeline writes (what a removed config, chunking or transform leaves behind).")
+    ap.add_argument("--apply", action="store_true", help="git rm the files and drop the dvc.lock entries")
+    return ap
+
+
+def run(args: argparse.Namespace) -> None:
+    found = prune(Path("."), apply=args.apply)
+    verb = "removed" if args.apply else "would remove (rerun with --apply)"
+    if not found.files and not found.lock_entries:
+        print("nothing to prune: every tracked output file belongs to a current stage")
+        return
+    for f in found.files:
+        print(f"{verb}: {f}")
+    for e in found.lock_entries:
+        print(f"{verb}: dvc.lock entry {e}")

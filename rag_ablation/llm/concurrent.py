@@ -1,0 +1,167 @@
+"""Answer many chat requests through the prompt cache with several requests in flight.
+
+``chat_many(llm, conversations, num_predict=..., concurrency=N)`` returns, for each
+conversation in input order, ``(Generation, cached)`` exactly as ``N == 1`` (a plain loop of
+``CachedLLM.chat``) would: the same answers in the same order, the same cache keys, the same
+``calls``/``hits``/``misses`` counters (a conversation repeated in the list is sent once and
+counts as a hit afterwards, as it does in a loop).
+
+How the cache is used from several threads: it is not. SQLite connections belong to the thread
+that opened them (``PromptCache`` keeps the default ``check_same_thread``), so the calling
+thread alone computes every key, reads the cache, and writes each answer; worker threads only
+run ``backend.chat`` (HTTP requests; the server-backed backends are thread-safe). The calling
+thread waits on the finished requests (``as_completed``) and stores each answer the moment it
+arrives, one committed ``put`` per answer, so a crash or a kill loses no answer that had
+returned. ``prompt_cache.py`` needs no change. Other processes may share the same cache file
+as before (SQLite locks it).
+
+When a request fails, the requests not yet started are cancelled, the ones in flight are waited
+for and their answers stored, and the first error is raised. On Ctrl-C (``KeyboardInterrupt``)
+the answers already returned are stored and the error is raised at once; the process then exits
+when the requests in flight end (at most ``timeout`` seconds; a second Ctrl-C does not wait).
+
+Concurrency 1 is today's loop, unchanged. Concurrency above 1 needs a backend that answers
+requests in parallel from several threads; the embedded ``llama_cpp`` backend does not
+(``ValueError``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from rag_ablation.llm.backends import Generation
+
+Messages = list[dict[str, Any]]
+SEQUENTIAL_ONLY = frozenset({"llama_cpp"})  # backends whose chat is not thread-safe
+
+
+class _Sized:
+    """An iterator with a length, so that progress bars (tqdm) know the total."""
+
+    def __init__(self, it: Iterator[Any], n: int) -> None:
+        self._it, self._n = it, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._it
+
+
+def check_concurrency(concurrency: Any, backend_name: str | None = None) -> int:
+    """``concurrency`` as a positive int; ``ValueError`` otherwise, or above 1 for a backend
+    that answers one request at a time."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive int, got {concurrency!r}")
+    if concurrency > 1 and backend_name in SEQUENTIAL_ONLY:
+        raise ValueError(f"the {backend_name} backend answers one request at a time; use concurrency 1 "
+                         f"(or serve the model and use backend openai or ollama)")
+    return concurrency
+
+
+def chat_many(
+    llm: Any,
+    conversations: Sequence[Messages],
+    *,
+    num_predict: int,
+    stop: Sequence[str] = (),
+    concurrency: int = 1,
+    progress: Callable[[Any], Any] = lambda it: it,
+) -> list[tuple[Generation, bool]]:
+    """``[llm.chat(m, num_predict=num_predict, stop=stop) for m in conversations]`` with up to
+    ``concurrency`` backend requests in flight (see the module docstring).
+
+    ``llm`` is a ``CachedLLM`` (or an object with its ``key``, ``chat``, ``cache``, ``backend``
+    and counters). ``progress`` wraps an iterable with one item per finished answer (e.g.
+    ``tqdm``); with concurrency 1 it wraps the conversations themselves, as before."""
+    check_concurrency(concurrency, getattr(llm.backend, "name", None))
+    conversations = list(conversations)
+    if concurrency == 1:
+        return [llm.chat(m, num_predict=num_predict, stop=stop) for m in progress(conversations)]
+    results: list[tuple[Generation, bool] | None] = [None] * len(conversations)
+    for _ in progress(_Sized(_answer(llm, conversations, results, num_predict=num_predict, stop=stop,
+                                     concurrency=concurrency), len(conversations))):
+        pass
+    return results  # type: ignore[return-value]  (every slot is filled when _answer ends)
+
+
+def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_predict: int,
+            stop: Sequence[str], concurrency: int) -> Iterator[int]:
+    """Fill ``results`` and yield each index as its answer is known. Runs in the calling thread;
+    only ``backend.chat`` runs in the workers."""
+    keys = [llm.key(m, num_predict=num_predict, stop=stop) for m in conversations]
+    later: dict[str, list[int]] = {}  # key -> indices of repeats of an earlier conversation
+    to_send: list[int] = []
+
+    def settle(i: int, gen: Generation, cached: bool) -> None:
+        results[i] = (gen, cached)
+        if cached:
+            llm.hits += 1
+        else:
+            llm.misses += 1
+        llm.calls += 1
+
+    ready: list[int] = []
+    for i, key in enumerate(keys):
+        if key in later:
+            later[key].append(i)
+            continue
+        later[key] = []
+        gen = llm.cache.get(key)
+        if gen is None:
+            to_send.append(i)
+        else:
+            settle(i, gen, True)
+            ready.append(i)
+    for i in ready:
+        yield i
+        for j in later[keys[i]]:
+            settle(j, results[i][0], True)
+            yield j
+    if not to_send:
+        return
+
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(to_send)), thread_name_prefix="llm-request")
+    futures: dict[Future[Generation], int] = {
+        pool.submit(llm.backend.chat, conversations[i], num_predict=num_predict, stop=stop): i for i in to_send
+    }
+    stored: set[Future[Generation]] = set()
+
+    def store(fut: Future[Generation]) -> int:
+        """Put a finished request's answer in the cache (raises the request's error)."""
+        i = futures[fut]
+        gen = fut.result()
+        llm.cache.put(keys[i], gen)
+        stored.add(fut)
+        settle(i, gen, False)
+        return i
+
+    def store_finished() -> None:
+        for fut in futures:
+            if fut.done() and fut not in stored and not fut.cancelled() and fut.exception() is None:
+                store(fut)
+
+    not_done = set(futures)
+    try:
+        while not_done:
+            done, not_done = wait(not_done, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=futures.__getitem__):
+                i = store(fut)
+                yield i
+                for j in later[keys[i]]:
+                    settle(j, results[i][0], True)
+                    yield j
+    except Exception:
+        for fut in not_done:
+            fut.cancel()
+        wait(not_done)  # requests in flight: keep what they bring
+        store_finished()
+        raise
+    except BaseException:  # KeyboardInterrupt, GeneratorExit: keep what has arrived, wait for nothing
+        for fut in not_done:
+            fut.cancel()
+        store_finished()
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)

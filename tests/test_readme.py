@@ -1,0 +1,122 @@
+"""The README's commands, run exactly as written on the fixture data.
+
+Every shell block of README.md preceded by a `<!-- readme-test: NAME -->` line is run with bash
+(`set -euo pipefail`) in a git + DVC repository of the fixture corpus, in a shell whose PATH does
+not hold the project's environment (only the system's folders), so a README edit that breaks a
+command fails CI. The daily commands also run in their prefixed form (`.venv/bin/dvc ...`,
+without activating), and a stage run where no `.venv` exists says in one line what to do.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import GIT_ENV, ROOT, VENV_BIN, make_fixture_repo, run_in
+
+pytestmark = pytest.mark.slow
+
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+BLOCK = re.compile(r"<!-- readme-test: ([\w-]+) -->\n```bash\n(.*?)```", re.S)
+
+
+def readme_blocks() -> dict[str, str]:
+    blocks = dict(BLOCK.findall((ROOT / "README.md").read_text()))
+    assert {"daily", "remove-config", "review"} <= set(blocks), sorted(blocks)
+    return blocks
+
+
+def clean_env() -> dict[str, str]:
+    """The environment of a fresh shell: the system PATH only, no active virtualenv."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    return {**env, **GIT_ENV, "PATH": SYSTEM_PATH}
+
+
+def bash(cwd: Path, script: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", "set -euo pipefail\n" + script], cwd=cwd, env=clean_env(),
+                          capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    if not Path("/usr/bin/python3").is_file():
+        pytest.skip("no system python3 to stand for a fresh shell's")
+    d = make_fixture_repo(tmp_path_factory.mktemp("readme"))
+    (d / ".venv").symlink_to(VENV_BIN.parent)  # what `make install` leaves in a clone
+    (d / ".gitignore").write_text("/.venv\n/.cache/\n")
+    run_in(d, str(VENV_BIN / "dvc"), "repro")
+    run_in(d, "git", "add", "-A")
+    run_in(d, "git", "commit", "-q", "-m", "fixture pipeline")
+    return d
+
+
+def test_the_system_shell_has_no_project_environment(repo):
+    res = bash(repo, "python3 -c 'import rag_ablation'")
+    assert res.returncode != 0, "the test must run the README in a shell without the environment"
+
+
+def test_daily_commands_as_written(repo):
+    res = bash(repo, readme_blocks()["daily"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    assert params["chunk_size"] == 400, "the experiment ran in the workspace"
+    run_in(repo, "git", "checkout", "--", ".")
+    run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
+
+
+def test_daily_commands_prefixed_without_activating(repo):
+    """`.venv/bin/dvc ...` in a fresh shell: DVC runs each stage with the system's python3, and
+    the stage re-runs itself with the repository's .venv."""
+    lines = [line for line in readme_blocks()["daily"].splitlines() if line.strip() and not line.startswith(". ")]
+    script = "\n".join(f".venv/bin/{line}" for line in lines)
+    (repo / "params.yaml").write_text((repo / "params.yaml").read_text().replace("window: 30", "window: 28"))
+    res = bash(repo, script)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "Running stage 'labels@base'" in out and "ModuleNotFoundError" not in out
+    run_in(repo, "git", "checkout", "--", ".")
+    run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
+
+
+@pytest.mark.bad_input
+def test_no_environment_at_all_is_one_line(tmp_path):
+    """A stage started by a python3 that cannot import the project, in a folder with no .venv:
+    one line saying how to set it up, exit 2, no traceback."""
+    (tmp_path / ".dvc").mkdir()
+    res = subprocess.run(["/usr/bin/python3", str(ROOT / "stages" / "chunk.py"), "--name", "base"],
+                         cwd=tmp_path, env=clean_env(), capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "make install" in res.stderr and ". .venv/bin/activate" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_review_commands_as_written(repo):
+    res = bash(repo, ". .venv/bin/activate\n" + readme_blocks()["review"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "bm25" in res.stdout
+
+
+def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
+    """The README's steps after deleting a config from params.yaml: no file of it stays tracked,
+    its dvc.lock entry goes, and the other configs' files stay."""
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    del params["retrieval"]["hybrid"]
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert "metrics/latency/hybrid.json" in run_in(repo, "git", "ls-files")
+    res = bash(repo, ". .venv/bin/activate\n" + readme_blocks()["remove-config"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "metrics/latency/hybrid.json" in res.stdout, "the dry run lists what it would remove"
+    tracked = run_in(repo, "git", "ls-files").split()
+    assert "metrics/latency/hybrid.json" not in tracked
+    assert {"metrics/latency/hybrid_rerank.json", "metrics/latency/dense.json"} <= set(tracked)
+    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    assert "retrieve@hybrid" not in lock and "retrieve@dense" in lock
+    assert "Running stage" not in run_in(repo, str(VENV_BIN / "dvc"), "repro"), "the pipeline stays up to date"
+    assert "hybrid" not in yaml.safe_load((repo / "metrics/retrieval.json").read_text())
+    run_in(repo, "git", "reset", "-q", "--hard")
+    run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
