@@ -64,7 +64,8 @@ def built(tmp_path_factory):
 def score_args(d, retrieval_out, answers_out):
     b = d / "build"
     return ["--questions", b / "q.jsonl", "--runs", b / "runs", "--labels", b / "labels", "--answers", b / "answers",
-            "--retrieval-out", retrieval_out, "--answers-out", answers_out]
+            "--retrieval-out", retrieval_out, "--answers-out", answers_out, "--corpus", d / "corpus",
+            "--audit", d / "audit.jsonl", "--audited-out", Path(retrieval_out).with_name("audited.csv")]
 
 
 def generate_args(d, name, out):
