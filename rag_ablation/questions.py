@@ -12,7 +12,6 @@ each span occurs in its document after whitespace normalization.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path

@@ -4,10 +4,7 @@ the metrics, and a second `dvc repro` runs nothing."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
 
 from rag_ablation.io import default_cache_dir
+from rag_ablation.sqlite_cache import guarded, open_cache
 from rag_ablation.llm.backends import Backend, Generation
 
 def default_cache_path() -> Path:
@@ -46,37 +46,38 @@ class PromptCache:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: autocommit, so every INSERT is committed when execute returns.
-        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS generations ("
-            " key TEXT PRIMARY KEY,"
-            " text TEXT NOT NULL,"
-            " prompt_tokens INTEGER NOT NULL,"
-            " completion_tokens INTEGER NOT NULL,"
-            " seconds REAL NOT NULL)"
-        )
+        # A damaged file is refused with one message saying how to recover (sqlite_cache).
+        self._conn = open_cache(self.path, what="prompt", timeout=30.0, isolation_level=None)
+        with guarded(self.path, "prompt"):
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS generations ("
+                " key TEXT PRIMARY KEY,"
+                " text TEXT NOT NULL,"
+                " prompt_tokens INTEGER NOT NULL,"
+                " completion_tokens INTEGER NOT NULL,"
+                " seconds REAL NOT NULL)"
+            )
 
     def get(self, key: str) -> Generation | None:
         """The generation stored under ``key``, or ``None`` if there is none."""
-        row = self._conn.execute(
-            "SELECT text, prompt_tokens, completion_tokens, seconds FROM generations WHERE key = ?",
-            (key,),
-        ).fetchone()
+        with guarded(self.path, "prompt"):
+            row = self._conn.execute(
+                "SELECT text, prompt_tokens, completion_tokens, seconds FROM generations WHERE key = ?",
+                (key,),
+            ).fetchone()
         if row is None:
             return None
         return Generation(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], seconds=row[3])
 
     def put(self, key: str, gen: Generation) -> None:
         """Store ``gen`` under ``key`` (replacing any earlier entry), committed before returning."""
-        self._conn.execute(
-            "INSERT OR REPLACE INTO generations (key, text, prompt_tokens, completion_tokens, seconds)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (key, gen.text, gen.prompt_tokens, gen.completion_tokens, gen.seconds),
-        )
+        with guarded(self.path, "prompt"):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO generations (key, text, prompt_tokens, completion_tokens, seconds)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (key, gen.text, gen.prompt_tokens, gen.completion_tokens, gen.seconds),
+            )
 
     def __len__(self) -> int:
         """Number of stored generations."""

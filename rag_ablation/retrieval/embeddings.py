@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import numpy as np
 
 from rag_ablation.errors import UserError
 from rag_ablation.io import default_cache_dir
+from rag_ablation.sqlite_cache import guarded, open_cache
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -87,29 +87,30 @@ class EmbeddingCache:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path else default_cache_dir() / "embeddings.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))"
-        )
-        self._db.commit()
+        self._db = open_cache(self.path, what="embedding", timeout=60)  # a damaged file is refused
+        with guarded(self.path, "embedding"):
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))"
+            )
+            self._db.commit()
 
     def get_many(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        for i in range(0, len(keys), 500):
-            part = list(keys[i : i + 500])
-            q = f"SELECT key, vec FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(part))})"
-            for key, blob in self._db.execute(q, [model, *part]):
-                out[key] = np.frombuffer(blob, dtype=np.float32)
+        with guarded(self.path, "embedding"):
+            for i in range(0, len(keys), 500):
+                part = list(keys[i : i + 500])
+                q = f"SELECT key, vec FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(part))})"
+                for key, blob in self._db.execute(q, [model, *part]):
+                    out[key] = np.frombuffer(blob, dtype=np.float32)
         return out
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
-        self._db.executemany(
-            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-            [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
-        )
-        self._db.commit()
+        with guarded(self.path, "embedding"):
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+            self._db.commit()
 
     def close(self) -> None:
         self._db.close()
