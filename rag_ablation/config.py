@@ -34,7 +34,8 @@ FUSIONS = ("append", "rrf")
 TOKENIZERS = ("regex", "whitespace")
 BM25_IMPLS = ("bm25s", "rank_bm25")
 TRANSFORM_KINDS = ("hyde", "none", "rewrite")
-LLM_BACKENDS = ("llama_cpp", "ollama", "openai")
+NO_LLM = "none"  # the switch that runs everything needing no LLM and marks the rest unavailable
+LLM_BACKENDS = ("llama_cpp", "ollama", "openai", NO_LLM)
 # llm keys that apply to some backends only (the rest apply to all; threads and threads_batch are
 # for llama_cpp but stay accepted with the others, so `-S llm.backend=...` works on shipped params)
 LLM_KEY_BACKENDS = {"host": ("ollama",), "base_urls": ("openai",), "api_key_env": ("openai",),
@@ -419,7 +420,10 @@ class LlmConfig:
     openai; ``host`` applies to ollama only; ``base_urls`` (required: API roots such as
     http://127.0.0.1:8000/v1) and ``api_key_env`` (the name of the environment variable holding
     the key) to openai only; ``concurrency`` (requests in flight), ``timeout`` (seconds per
-    request) and ``retries`` (extra attempts after a passing fault) to ollama and openai only."""
+    request) and ``retries`` (extra attempts after a passing fault) to ollama and openai only.
+    ``backend: none`` is the switch for work without any LLM: every stage that needs one (LLM
+    query transforms, the retrieval configs that search with them, answers) writes its output
+    as unavailable, saying why, and everything else runs as usual."""
 
     backend: str = "llama_cpp"
     model: str | None = None
@@ -435,6 +439,11 @@ class LlmConfig:
     timeout: float = 120.0
     retries: int = 3
 
+    @property
+    def enabled(self) -> bool:
+        """False for ``backend: none`` (no LLM is called)."""
+        return self.backend != NO_LLM
+
     @classmethod
     def from_params(cls, spec: Any) -> LlmConfig:
         backend = _mapping(spec, "llm").get("backend") or "llama_cpp"
@@ -443,7 +452,7 @@ class LlmConfig:
                   "seed": integer, "temperature": non_negative_number, "num_ctx": positive_int,
                   "concurrency": positive_int, "timeout": positive_number, "retries": non_negative_int}
         defaults = asdict(cls())
-        if backend != "llama_cpp":
+        if backend in ("ollama", "openai"):
             del defaults["model"]
         if backend == "openai":
             del defaults["base_urls"]

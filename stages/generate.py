@@ -48,10 +48,12 @@ def main() -> None:
     out = {"config": args.name, "prompt": prompt_name, "k": k, "num_predict": num_predict, "stop": list(gen.stop),
            "sample": {"size": len(sample), "of": len(questions), "seed": gen.seed},
            "status": run["status"], "reason": run["reason"], "llm": None, "answers": []}
-    if run["status"] != "ok":
+    if run["status"] == "ok" and not params.llm.enabled:
+        out.update(status="unavailable", reason="answers need an LLM, and llm.backend is none")
+    if out["status"] != "ok":
         write_json(args.out, out)
         write_json(args.latency, {"calls": 0, "hits": 0, "misses": 0})
-        print(f"generate@{args.name}: {run['status']}: {run['reason']}", file=sys.stderr)
+        print(f"generate@{args.name}: {out['status']}: {out['reason']}", file=sys.stderr)
         return
     backend = backend_from_config(params.llm)
     llm = CachedLLM(backend, PromptCache())

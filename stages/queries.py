@@ -37,6 +37,13 @@ def main() -> None:
     spec = params.transform(args.name)
     kind = spec.kind
     questions = [Question(**d) for d in read_jsonl(args.questions)]
+    if kind != "none" and not params.llm.enabled:
+        reason = f"query transform {args.name!r} ({kind}) needs an LLM, and llm.backend is none"
+        write_json(args.out, {"transform": args.name, "kind": kind, "status": "unavailable", "reason": reason,
+                              "queries": {}, "empty_outputs": []})
+        write_json(args.latency, {"calls": 0, "hits": 0, "misses": 0})
+        print(f"queries@{args.name}: unavailable: {reason}", file=sys.stderr)
+        return
     llm = None
     template = None
     if kind != "none":
@@ -48,8 +55,8 @@ def main() -> None:
     if result.empty_outputs:
         print(f"warning: {len(result.empty_outputs)} empty LLM output(s), original question kept: "
               f"{', '.join(result.empty_outputs)}", file=sys.stderr)
-    write_json(args.out, {"transform": args.name, "kind": kind, "queries": result.queries,
-                          "empty_outputs": result.empty_outputs})
+    write_json(args.out, {"transform": args.name, "kind": kind, "status": "ok", "reason": None,
+                          "queries": result.queries, "empty_outputs": result.empty_outputs})
     stats = llm.stats() if llm else {"calls": 0, "hits": 0, "misses": 0}
     write_json(args.latency, {**stats, "llm": percentiles_ms([s for s in result.seconds if s > 0])})
     print(f"queries@{args.name}: LLM calls {stats['calls']}, cache hits {stats['hits']}, misses {stats['misses']}",

@@ -46,15 +46,19 @@ def main() -> None:
                 "bm25": asdict(params.bm25) if cfg.uses_bm25 else None}
     out = {"config": resolved, "status": "ok", "reason": None, "questions": [], "passages": {}}
 
-    r, status, reason = open_retrievers(cfg, chunks=load_chunks(args.chunks), dense_dir=args.dense,
-                                        bm25_path=args.bm25, embedding=params.embedding, bm25=params.bm25)
+    transformed = json.loads(args.queries.read_text(encoding="utf-8"))
+    if transformed.get("status", "ok") != "ok":  # its query transform could not run (no LLM)
+        r, status, reason = None, "unavailable", transformed["reason"]
+    else:
+        r, status, reason = open_retrievers(cfg, chunks=load_chunks(args.chunks), dense_dir=args.dense,
+                                            bm25_path=args.bm25, embedding=params.embedding, bm25=params.bm25)
     out.update(status=status, reason=reason)
     if r is None:
         write_json(args.out, out)
         write_json(args.latency, step_latency([]))
         print(f"retrieve@{cfg.name}: {status}: {reason}", file=sys.stderr)
         return
-    queries = json.loads(args.queries.read_text(encoding="utf-8"))["queries"]
+    queries = transformed["queries"]
     records, times = run_config(cfg, questions, r, queries=queries,
                                 progress=lambda it: tqdm(it, desc=f"retrieve@{cfg.name}", file=sys.stderr))
     out["questions"] = records

@@ -299,3 +299,31 @@ def test_dense_stage_reports_truncation_without_the_indexing_errors_warning(tmp_
     assert "100.0% of chunks exceed 256 wordpieces and are embedded truncated" in res.stderr
     assert "indexing errors" not in res.stderr and "Token indices sequence length" not in res.stderr
     assert load(tmp_path / "m.json")["truncated_share"] == 1.0
+
+
+def test_one_switch_skips_every_llm_stage_and_runs_the_rest(built, tmp_path):
+    """`llm.backend: none`: the LLM transforms, the configs that search with them and the answers
+    are marked unavailable with the reason, without loading any model; the rest runs as usual."""
+    p = yaml.safe_load((built / "params.yaml").read_text())
+    p["llm"]["backend"] = "none"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
+    b = built / "build"
+    res = stage(tmp_path, "queries.py", "--name", "rewrite", "--questions", b / "q.jsonl", "--prompts", ROOT / "prompts",
+                "--out", tmp_path / "rewrite.json", "--latency", tmp_path / "lat.json")
+    out = load(tmp_path / "rewrite.json")
+    assert out["status"] == "unavailable" and "llm.backend is none" in out["reason"] and out["queries"] == {}
+    assert load(tmp_path / "lat.json")["calls"] == 0
+    stage(tmp_path, "queries.py", "--name", "none", "--questions", b / "q.jsonl", "--prompts", ROOT / "prompts",
+          "--out", tmp_path / "none.json", "--latency", tmp_path / "lat_none.json")
+    assert load(tmp_path / "none.json")["status"] == "ok" and load(tmp_path / "none.json")["queries"]
+    res = stage(tmp_path, "retrieve.py", "--name", "rewrite", "--questions", b / "q.jsonl", "--chunks",
+                b / "chunks/base.jsonl", "--dense", b / "dense/base", "--bm25", b / "bm25/base.json",
+                "--queries", tmp_path / "rewrite.json", "--out", tmp_path / "run.json", "--latency", tmp_path / "l.json")
+    run = load(tmp_path / "run.json")
+    assert run["status"] == "unavailable" and "llm.backend is none" in run["reason"] and run["questions"] == []
+    res = stage(tmp_path, "generate.py", "--name", "bm25", "--run", b / "runs/bm25.json", "--questions",
+                b / "q.jsonl", "--prompts", ROOT / "prompts", "--out", tmp_path / "answers.json",
+                "--latency", tmp_path / "gl.json")
+    answers = load(tmp_path / "answers.json")
+    assert answers["status"] == "unavailable" and answers["answers"] == [] and answers["llm"] is None
+    assert "generate@bm25: unavailable: answers need an LLM, and llm.backend is none" in res.stderr
