@@ -14,24 +14,17 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from rag_ablation import cli
 from rag_ablation.config import load_config
 from rag_ablation.corpus import load_corpus
-from rag_ablation.errors import MissingInput
-from rag_ablation.evaluation.audit import audited_relevant, load_audit
-from rag_ablation.evaluation.scoring import ANSWER_FIELDS, RETRIEVAL_FIELDS, score_answers, score_run, write_scores
+from rag_ablation.evaluation.audit import load_audit
+from rag_ablation.evaluation.score_configs import score_configs
+from rag_ablation.evaluation.scoring import ANSWER_FIELDS, RETRIEVAL_FIELDS, write_scores
 from rag_ablation.io import read_jsonl
 from rag_ablation.questions import Question
-
-
-def read_json(path: Path, stage: str) -> dict:
-    if not path.is_file():
-        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def main() -> None:
@@ -49,30 +42,12 @@ def main() -> None:
     params = load_config()
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     audit = load_audit(args.audit, questions, load_corpus(args.corpus)) if args.audit.is_file() else []
-    audited_rows: list[dict] = []
-    labels: dict[str, dict] = {}
-    retrieval_rows: list[dict] = []
-    for name in sorted(params.retrieval):
-        cfg = params.config(name)
-        run = read_json(args.runs / f"{name}.json", f"retrieve@{name}")
-        if run["status"] != "ok":
-            print(f"{name}: {run['status']}: {run['reason']}", file=sys.stderr)
-            continue
-        if cfg.chunking not in labels:
-            labels[cfg.chunking] = read_json(args.labels / f"{cfg.chunking}.json", f"labels@{cfg.chunking}")["relevant"]
-        retrieval_rows.extend(score_run(name, run["questions"], labels[cfg.chunking], questions))
-        audited = audited_relevant(labels[cfg.chunking], run["passages"], audit, window=params.labels.window)
-        audited_rows.extend(score_run(name, run["questions"], audited, questions))
-    answer_rows: list[dict] = []
-    for name in params.generation.configs:
-        out = read_json(args.answers / f"{name}.json", f"generate@{name}")
-        if out["status"] == "ok":
-            rel = labels.get(params.config(name).chunking, {})
-            answer_rows.extend(score_answers(name, out["answers"], rel, questions,
-                                             phrases=params.generation.refusal_phrases))
-    write_scores(args.retrieval_out, retrieval_rows, RETRIEVAL_FIELDS)
-    write_scores(args.answers_out, answer_rows, ANSWER_FIELDS)
-    write_scores(args.audited_out, audited_rows, RETRIEVAL_FIELDS)
+    scores = score_configs(params, questions, audit, runs=args.runs, labels=args.labels, answers=args.answers)
+    for line in scores.notes:
+        print(line, file=sys.stderr)
+    write_scores(args.retrieval_out, scores.retrieval, RETRIEVAL_FIELDS)
+    write_scores(args.answers_out, scores.answers, ANSWER_FIELDS)
+    write_scores(args.audited_out, scores.audited, RETRIEVAL_FIELDS)
     if audit:
         print(f"score: {len(audit)} audit span(s) for {len({a.id for a in audit})} question(s) applied", file=sys.stderr)
 
