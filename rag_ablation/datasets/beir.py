@@ -1,0 +1,275 @@
+"""Import a BEIR data set folder as a corpus track, a question file and a gold-documents file.
+
+Input (the BEIR layout): ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
+(``_id``, ``text``) and ``qrels/<split>.tsv`` (tab-separated, header ``query-id corpus-id
+score``).
+
+Protocol (``import_beir``):
+
+- Documents: one per corpus entry, in file order, written to ``<corpus>/<track>/<name>.md`` with
+  ``<name> = safe_file_name(_id)`` (``rag_ablation.datasets.squad``). The text is ``# <title>``
+  (whitespace collapsed to one line), a blank line, then ``text``; just ``text`` when the title
+  is empty. Every corpus entry is written, judged or not.
+- Questions (``rag_ablation.questions`` format): one per query that has at least one usable
+  qrels row in the split (score > 0, naming a known document), in ``queries.jsonl`` order.
+  BEIR judges documents, not answers, and the format holds one document and one span per
+  question, so:
+
+  - ``doc``: the gold document with the highest score, the first in the qrels file among equals;
+  - ``span``: that document's whole text (title line included). With the labels setting
+    ``same_doc_only: true`` every chunk of that document holding ``window`` characters of it is
+    relevant, which is document-level relevance for that one document. Without
+    ``same_doc_only`` the windows of a whole document match shared phrases in other documents:
+    always set it for BEIR;
+  - ``answer``: ``NO_REFERENCE_ANSWER`` (BEIR has no reference answers: the answer measures mean
+    nothing on these questions, only the retrieval measures do); ``slice: main``.
+
+  Every gold document (with its score) is kept in the gold file, one JSON object per line in
+  question order: ``{"id": query id, "gold": [{"doc": path, "score": n}, ...] (highest score
+  first, the first one being the question's ``doc``), "exclude": [path, ...]}``; ``exclude``
+  lists the document whose ``_id`` equals the query's (see below), else is empty.
+- Validation: a line that is not JSON, a record without ``_id``/``text``, or a malformed qrels
+  line raises ``InvalidData`` listing every problem, and nothing is written. Data problems are
+  counted in the ``ImportReport`` with example ids (``DROP_REASONS``): duplicate document or
+  query ids (the first is kept), empty documents and queries, qrels rows naming an unknown
+  query or document, rows with score <= 0 (BEIR's "not relevant"), repeated rows, and queries
+  left with no qrels in the split (normal: ``queries.jsonl`` holds every split's queries). The
+  qrels rows of a query dropped as a duplicate or empty go with it (not counted again). An
+  import left with no question at all raises ``NothingImported`` (usually the wrong split).
+- Identical ids (BEIR's ``ignore_identical_ids``): in data sets such as ArguAna and Quora a
+  query is also a corpus entry with the same ``_id`` and would retrieve itself. BEIR's
+  evaluation removes that document from the query's results. The question format cannot
+  express a per-question exclusion, so the importer counts such ids (``notes``), lists the
+  document under the query's ``exclude`` in the gold file, and with
+  ``ignore_identical_ids=True`` (default) ignores qrels rows judging a query against its own
+  id. The document stays in the corpus (other queries may retrieve it).
+- Outputs are atomic (``rag_ablation.datasets.squad.write_import``).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rag_ablation.corpus import Document
+from rag_ablation.datasets.squad import (
+    ANSWERABLE_SLICE,
+    ImportReport,
+    NothingImported,
+    check_track,
+    questions_text,
+    safe_file_names,
+    write_import,
+)
+from rag_ablation.errors import InvalidData, MissingInput
+from rag_ablation.io import numbered_json_lines
+from rag_ablation.questions import MIN_SPAN_CHARS, Question, check_spans
+from rag_ablation.text import normalize
+
+CORPUS_FILE = "corpus.jsonl"
+QUERIES_FILE = "queries.jsonl"
+QRELS_DIR = "qrels"
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+NO_REFERENCE_ANSWER = "(no reference answer: BEIR judges documents, not answers)"
+
+DROP_REASONS = {
+    "duplicate_document_id": "corpus entry whose _id an earlier entry already used (the first is kept)",
+    "empty_document": "corpus entry with empty title and text (a document must hold text)",
+    "duplicate_query_id": "query whose _id an earlier query already used (the first is kept)",
+    "empty_question": "query text empty or only whitespace",
+    "qrels_unknown_query": "qrels row naming a query id not in queries.jsonl (row ignored)",
+    "qrels_unknown_document": "qrels row naming a corpus id not in corpus.jsonl, or dropped from it (row ignored)",
+    "qrels_score_not_positive": "qrels row with score <= 0, which BEIR counts as not relevant (row ignored)",
+    "qrels_duplicate_row": "qrels row repeating an earlier (query, document) pair (the first is kept)",
+    "qrels_identical_ids": "qrels row judging a query against the document with its own id "
+                           "(ignore_identical_ids; row ignored)",
+    "no_qrels": "query with no usable qrels row in this split (queries.jsonl holds every split's queries)",
+    "span_too_short": "gold document shorter than the question format's minimum span",
+}
+NOTE_KEYS = {
+    "identical_query_and_document_id": "id that is both a query and a corpus entry (the document is listed "
+                                       "under the query's 'exclude' in the gold file)",
+    "several_gold_documents": "question with more than one gold document (only the first is its 'doc'; "
+                              "all are in the gold file)",
+}
+
+
+def _records(path: Path, required: tuple[str, ...]) -> tuple[list[tuple[int, dict]], list[str]]:
+    rows, problems = numbered_json_lines(path)
+    out = []
+    for n, obj in rows:
+        if not isinstance(obj, dict):
+            problems.append(f"line {n}: expected a JSON object, found {type(obj).__name__}")
+            continue
+        missing = [k for k in required if k not in obj]
+        if missing:
+            problems.append(f"line {n}: missing field(s) {', '.join(missing)}")
+            continue
+        bad = [k for k in ("_id", "title", "text")
+               if k in obj and not (k == "title" and obj[k] is None)  # a null title counts as none
+               and (isinstance(obj[k], bool) or not isinstance(obj[k], (str, int) if k == "_id" else str))]
+        if bad:
+            problems.append(f"line {n}: field(s) {', '.join(bad)} must be strings, found "
+                            + ", ".join(type(obj[k]).__name__ for k in bad))
+            continue
+        out.append((n, obj))
+    return out, [f"{path.name} {p}" for p in problems]
+
+
+def _qrels(path: Path) -> tuple[list[tuple[int, str, str, int]], list[str]]:
+    rows: list[tuple[int, str, str, int]] = []
+    problems: list[str] = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines or tuple(f.strip() for f in lines[0].split("\t")) != QRELS_HEADER:
+        found = lines[0] if lines else "an empty file"
+        problems.append(f"line 1: expected the header {chr(9).join(QRELS_HEADER)!r} (tab-separated), found "
+                        f"{found!r}; add the header line")
+        return rows, [f"qrels/{path.name} {p}" for p in problems]
+    for n, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            problems.append(f"line {n}: expected 3 tab-separated fields (query-id, corpus-id, score), "
+                            f"found {len(fields)}")
+            continue
+        qid, did, score = (f.strip() for f in fields)
+        try:
+            value = int(score)
+        except ValueError:
+            problems.append(f"line {n}: score {score!r} is not an integer")
+            continue
+        rows.append((n, qid, did, value))
+    return rows, [f"qrels/{path.name} {p}" for p in problems]
+
+
+def _document_text(title: str, text: str) -> str:
+    title = normalize(title)
+    return (f"# {title}\n\n{text.strip()}\n" if title else f"{text.strip()}\n")
+
+
+def read_beir(folder: Path | str, *, split: str = "test", track: str | None = None,
+              ignore_identical_ids: bool = True, min_span: int = MIN_SPAN_CHARS
+              ) -> tuple[dict[str, str], list[Question], list[dict], ImportReport]:
+    """(document file name -> text, questions, gold rows, report) of a BEIR folder under the
+    module's protocol, without writing anything. ``track`` defaults to the folder's name.
+    Raises ``MissingInput`` for a missing folder, file or split (listing the splits there are)
+    and ``InvalidData`` listing every malformed line."""
+    folder = Path(folder)
+    track = check_track(track if track is not None else folder.resolve().name)
+    if not folder.is_dir():
+        raise MissingInput(f"BEIR folder {folder} does not exist: expected a folder holding {CORPUS_FILE}, "
+                           f"{QUERIES_FILE} and {QRELS_DIR}/<split>.tsv")
+    for name in (CORPUS_FILE, QUERIES_FILE):
+        if not (folder / name).is_file():
+            raise MissingInput(f"BEIR folder {folder} has no {name}: expected {CORPUS_FILE}, {QUERIES_FILE} "
+                               f"and {QRELS_DIR}/<split>.tsv")
+    qrels_path = folder / QRELS_DIR / f"{split}.tsv"
+    if not qrels_path.is_file():
+        splits = sorted(p.stem for p in (folder / QRELS_DIR).glob("*.tsv")) if (folder / QRELS_DIR).is_dir() else []
+        raise MissingInput(f"BEIR folder {folder} has no {QRELS_DIR}/{split}.tsv; splits found: "
+                           f"{', '.join(splits) or 'none'}. Pass one of them as the split")
+    corpus_rows, problems = _records(folder / CORPUS_FILE, ("_id", "text"))
+    query_rows, p2 = _records(folder / QUERIES_FILE, ("_id", "text"))
+    qrels_rows, p3 = _qrels(qrels_path)
+    problems += p2 + p3
+    if problems:
+        shown = problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])
+        raise InvalidData(f"BEIR folder {folder}: {len(problems)} problem(s); fix them and rerun:\n  "
+                          + "\n  ".join(shown))
+
+    report = ImportReport(source=f"BEIR {folder.name} ({split})")
+    texts: dict[str, str] = {}  # corpus id -> document text
+    for _, row in corpus_rows:
+        did = str(row["_id"])
+        if did in texts:
+            report.drop("duplicate_document_id", did, DROP_REASONS["duplicate_document_id"])
+            continue
+        text = _document_text(row.get("title") or "", row["text"])
+        if not text.strip():
+            report.drop("empty_document", did, DROP_REASONS["empty_document"])
+            texts[did] = ""  # seen: a later duplicate is still a duplicate
+            continue
+        texts[did] = text
+    texts = {d: t for d, t in texts.items() if t}
+    queries: dict[str, str] = {}
+    seen_queries: set[str] = set()
+    for _, row in query_rows:
+        qid = str(row["_id"])
+        if qid in seen_queries:
+            report.drop("duplicate_query_id", qid, DROP_REASONS["duplicate_query_id"])
+            continue
+        seen_queries.add(qid)
+        if not row["text"].strip():
+            report.drop("empty_question", qid, DROP_REASONS["empty_question"])
+            continue
+        queries[qid] = row["text"].strip()
+    for qid in sorted(set(queries) & set(texts)):
+        report.note("identical_query_and_document_id", qid, NOTE_KEYS["identical_query_and_document_id"])
+
+    gold: dict[str, dict[str, int]] = {}  # query id -> corpus id -> score, in qrels order
+    for _, qid, did, score in qrels_rows:
+        example = f"{qid}/{did}"
+        if qid not in seen_queries:
+            report.drop("qrels_unknown_query", example, DROP_REASONS["qrels_unknown_query"])
+        elif qid not in queries:
+            continue  # the query itself was dropped (and counted): its rows go with it
+        elif did not in texts:
+            report.drop("qrels_unknown_document", example, DROP_REASONS["qrels_unknown_document"])
+        elif score <= 0:
+            report.drop("qrels_score_not_positive", example, DROP_REASONS["qrels_score_not_positive"])
+        elif ignore_identical_ids and qid == did:
+            report.drop("qrels_identical_ids", example, DROP_REASONS["qrels_identical_ids"])
+        elif did in gold.get(qid, {}):
+            report.drop("qrels_duplicate_row", example, DROP_REASONS["qrels_duplicate_row"])
+        else:
+            gold.setdefault(qid, {})[did] = score
+
+    names = safe_file_names(texts)
+    path_of = {d: f"{track}/{names[d]}.md" for d in texts}
+    questions: list[Question] = []
+    gold_rows: list[dict] = []
+    for qid, text in queries.items():
+        judged = gold.get(qid)
+        if not judged:
+            report.drop("no_qrels", qid, DROP_REASONS["no_qrels"])
+            continue
+        ranked = sorted(judged.items(), key=lambda kv: -kv[1])  # stable: qrels order among equal scores
+        first = ranked[0][0]
+        span = texts[first].strip()
+        if len(normalize(span)) < min_span:
+            report.drop("span_too_short", qid, f"{DROP_REASONS['span_too_short']} ({min_span} characters)")
+            continue
+        if len(ranked) > 1:
+            report.note("several_gold_documents", qid, NOTE_KEYS["several_gold_documents"])
+        questions.append(Question(id=qid, question=text, doc=path_of[first], span=span, answer=NO_REFERENCE_ANSWER,
+                                  slice=ANSWERABLE_SLICE, track=track))
+        gold_rows.append({"id": qid, "gold": [{"doc": path_of[d], "score": s} for d, s in ranked],
+                          "exclude": [path_of[qid]] if qid in texts else []})
+
+    documents = {f"{names[d]}.md": t for d, t in texts.items()}
+    report.read = {"documents": len(corpus_rows), "queries": len(query_rows), "qrels rows": len(qrels_rows)}
+    report.documents = len(documents)
+    report.questions = len(questions)
+    check_spans(questions, [Document(path_of[d], track, t) for d, t in texts.items()])
+    return documents, questions, gold_rows, report
+
+
+def import_beir(folder: Path | str, out_corpus_dir: Path | str, out_questions_path: Path | str, *,
+                split: str = "test", track: str | None = None, out_gold_path: Path | str | None = None,
+                ignore_identical_ids: bool = True, min_span: int = MIN_SPAN_CHARS,
+                overwrite: bool = False) -> ImportReport:
+    """Import a BEIR folder (module docstring): documents into ``<out_corpus_dir>/<track>/``,
+    questions into ``out_questions_path``, gold documents into ``out_gold_path`` (default: beside
+    the questions, ``<stem>.gold.jsonl``), all atomically. Returns the ``ImportReport``."""
+    track = check_track(track if track is not None else Path(folder).resolve().name)
+    documents, questions, gold_rows, report = read_beir(folder, split=split, track=track,
+                                                        ignore_identical_ids=ignore_identical_ids, min_span=min_span)
+    if not questions:
+        raise NothingImported(f"no question left to write, so nothing was written:\n{report.summary()}")
+    out_q = Path(out_questions_path)
+    out_g = Path(out_gold_path) if out_gold_path is not None else out_q.with_name(f"{out_q.stem}.gold.jsonl")
+    gold_text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in gold_rows)
+    write_import(out_corpus_dir, track, documents, {out_q: questions_text(questions), out_g: gold_text},
+                 overwrite=overwrite)
+    report.outputs = {"corpus": str(Path(out_corpus_dir) / track), "questions": str(out_q), "gold": str(out_g)}
+    return report

@@ -1,0 +1,194 @@
+"""The BEIR importer on a hand-built folder: documents, questions, the gold file, every counted
+problem (duplicates, unknown ids, score <= 0, queries without qrels, identical ids), and
+document-level relevance through the span labels with ``same_doc_only``."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from rag_ablation.corpus import load_corpus
+from rag_ablation.datasets import squad
+from rag_ablation.datasets.beir import NO_REFERENCE_ANSWER, import_beir
+from rag_ablation.datasets.squad import NothingImported
+from rag_ablation.errors import InvalidData, MissingInput
+from rag_ablation.evaluation.labels import relevant_chunks
+from rag_ablation.questions import check_spans, load_questions
+from rag_ablation.retrieval.chunking import chunk_corpus
+
+D1 = ("Vitamin D levels were measured in 400 adults. Low levels were associated with more frequent "
+      "respiratory infections during the winter months.\n\nThe association held after adjusting for age.")
+D2 = "Zinc lozenges shortened the common cold by about two days in three randomized trials."
+D3 = "Question three is also a document in this corpus, as in ArguAna and Quora."
+
+
+def rows(*objs):
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def beir_folder(tmp_path, *, qrels=None):
+    f = tmp_path / "scifact"
+    (f / "qrels").mkdir(parents=True)
+    (f / "corpus.jsonl").write_text(rows(
+        {"_id": "d1", "title": "Vitamin D and infections", "text": D1},
+        {"_id": "d2", "title": None, "text": D2},
+        {"_id": "q3", "title": "Self", "text": D3},  # same id as query q3
+        {"_id": "d2", "title": "Again", "text": "a second entry under an id already used"},
+        {"_id": "d4", "title": " ", "text": "  "},  # empty
+        {"_id": "x/y z", "title": "Odd id", "text": "A document whose id needs a safe file name."},
+    ) + "\n", encoding="utf-8")  # a blank line is allowed
+    (f / "queries.jsonl").write_text(rows(
+        {"_id": "q1", "text": "Does vitamin D protect against infections?"},
+        {"_id": "q2", "text": "Is this query judged in another split only?"},
+        {"_id": "q3", "text": "Is question three its own document?"},
+        {"_id": "q4", "text": "   "},
+        {"_id": "q1", "text": "a duplicate query id"},
+        {"_id": 5, "text": "Do zinc lozenges help?"},  # an integer id becomes "5"
+    ), encoding="utf-8")
+    lines = qrels if qrels is not None else [
+        "query-id\tcorpus-id\tscore",
+        "q1\td2\t1", "q1\td1\t2",  # two gold documents: the higher score is the question's doc
+        "q3\tq3\t1",  # judged against itself: ignored (ignore_identical_ids)
+        "q3\td3\t1",  # unknown document
+        "q3\td2\t1",
+        "q9\td1\t1",  # unknown query
+        "q1\tq3\t0",  # score 0: not relevant
+        "q1\td2\t1",  # repeated row
+        "q4\td1\t1",  # row of a dropped (empty) query: goes with it
+        "5\tx/y z\t1",
+    ]
+    (f / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return f
+
+
+def test_import_writes_documents_questions_and_gold(tmp_path):
+    folder = beir_folder(tmp_path)
+    corpus, qfile = tmp_path / "corpus", tmp_path / "questions" / "scifact.jsonl"
+    report = import_beir(folder, corpus, qfile)
+
+    docs = {d.doc: d for d in load_corpus(corpus)}
+    odd = next(d for d in docs if d.startswith("scifact/x_y_z-"))
+    assert sorted(docs) == sorted(["scifact/d1.md", "scifact/d2.md", "scifact/q3.md", odd])
+    assert docs["scifact/d1.md"].text == f"# Vitamin D and infections\n\n{D1}\n"
+    assert docs["scifact/d2.md"].text == f"{D2}\n"  # no title: no heading line
+
+    questions = load_questions(qfile)
+    check_spans(questions, list(docs.values()))
+    q = {x.id: x for x in questions}
+    assert list(q) == ["q1", "q3", "5"]
+    assert q["q1"].to_json() == {"id": "q1", "question": "Does vitamin D protect against infections?",
+                                 "doc": "scifact/d1.md", "span": docs["scifact/d1.md"].text.strip(),
+                                 "answer": NO_REFERENCE_ANSWER, "slice": "main", "track": "scifact"}
+    assert q["q3"].doc == "scifact/d2.md" and q["5"].doc == odd
+
+    gold = [json.loads(line) for line in (tmp_path / "questions" / "scifact.gold.jsonl").read_text().splitlines()]
+    assert gold == [
+        {"id": "q1", "gold": [{"doc": "scifact/d1.md", "score": 2}, {"doc": "scifact/d2.md", "score": 1}],
+         "exclude": []},
+        {"id": "q3", "gold": [{"doc": "scifact/d2.md", "score": 1}], "exclude": ["scifact/q3.md"]},
+        {"id": "5", "gold": [{"doc": odd, "score": 1}], "exclude": []},
+    ]
+
+    assert report.read == {"documents": 6, "queries": 6, "qrels rows": 10}
+    assert (report.documents, report.questions, report.unanswerable) == (4, 3, 0)
+    assert report.dropped == {
+        "duplicate_document_id": 1, "empty_document": 1, "duplicate_query_id": 1, "empty_question": 1,
+        "qrels_identical_ids": 1, "qrels_unknown_document": 1, "qrels_unknown_query": 1,
+        "qrels_score_not_positive": 1, "qrels_duplicate_row": 1, "no_qrels": 1,
+    }
+    assert report.notes == {"identical_query_and_document_id": 1, "several_gold_documents": 1}
+    assert report.examples["no_qrels"] == ["q2"]
+    assert report.examples["qrels_identical_ids"] == ["q3/q3"]
+    assert report.examples["qrels_unknown_document"] == ["q3/d3"]
+    assert report.examples["qrels_unknown_query"] == ["q9/d1"]
+    assert report.examples["identical_query_and_document_id"] == ["q3"]
+    assert "1 no_qrels" in report.summary()
+
+
+def test_whole_document_span_labels_every_chunk_of_the_gold_document(tmp_path):
+    """With ``same_doc_only`` the whole-document span makes every chunk of the first gold
+    document relevant, and no other: document-level relevance for that one document."""
+    folder = beir_folder(tmp_path)
+    import_beir(folder, tmp_path / "corpus", tmp_path / "q.jsonl", track="sf")
+    docs = load_corpus(tmp_path / "corpus")
+    chunks = chunk_corpus(((d.doc, d.track, d.text) for d in docs), method="chars", size=80, overlap=10)
+    questions = [q for q in load_questions(tmp_path / "q.jsonl") if q.id == "q1"]
+    rel = relevant_chunks({q.id: q.span for q in questions}, ((c.id, c.doc, c.body) for c in chunks),
+                          window=30, span_docs={q.id: q.doc for q in questions})
+    of_d1 = [c.id for c in chunks if c.doc == "sf/d1.md" and len(c.body.strip()) >= 30]
+    assert len(of_d1) >= 3 and rel["q1"] == of_d1
+
+
+def test_identical_ids_kept_when_asked(tmp_path):
+    report = import_beir(beir_folder(tmp_path), tmp_path / "c", tmp_path / "q.jsonl", ignore_identical_ids=False)
+    gold = {r["id"]: r for r in map(json.loads, (tmp_path / "q.gold.jsonl").read_text().splitlines())}
+    assert [g["doc"] for g in gold["q3"]["gold"]] == ["scifact/q3.md", "scifact/d2.md"]
+    assert "qrels_identical_ids" not in report.dropped
+
+
+@pytest.mark.bad_input
+def test_missing_split_lists_the_splits(tmp_path):
+    folder = beir_folder(tmp_path)
+    with pytest.raises(MissingInput, match=r"no qrels/dev.tsv; splits found: test\. Pass one of them"):
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl", split="dev")
+    with pytest.raises(MissingInput, match="does not exist"):
+        import_beir(tmp_path / "nope", tmp_path / "c", tmp_path / "q.jsonl", track="x")
+    (folder / "queries.jsonl").unlink()
+    with pytest.raises(MissingInput, match="has no queries.jsonl"):
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
+
+
+@pytest.mark.bad_input
+def test_malformed_lines_are_all_listed_and_nothing_is_written(tmp_path):
+    folder = beir_folder(tmp_path, qrels=["q1\td1\t1", "q1\td2\t1"])  # no header
+    with (folder / "corpus.jsonl").open("a") as f:
+        f.write('{"_id": "d9"}\n{broken\n["a list"]\n{"_id": "d8", "text": 3}\n')
+    with pytest.raises(InvalidData) as e:
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
+    msg = str(e.value)
+    assert "5 problem(s)" in msg
+    assert "corpus.jsonl line 8: missing field(s) text" in msg
+    assert "corpus.jsonl line 9: not valid JSON" in msg
+    assert "corpus.jsonl line 10: expected a JSON object, found list" in msg
+    assert "corpus.jsonl line 11: field(s) text must be strings, found int" in msg
+    assert "qrels/test.tsv line 1: expected the header 'query-id\\tcorpus-id\\tscore'" in msg
+    assert not (tmp_path / "c").exists() and not (tmp_path / "q.jsonl").exists()
+
+
+@pytest.mark.bad_input
+def test_bad_qrels_rows(tmp_path):
+    folder = beir_folder(tmp_path, qrels=["query-id\tcorpus-id\tscore", "q1 d1 1", "q1\td1\thigh"])
+    with pytest.raises(InvalidData) as e:
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
+    assert "line 2: expected 3 tab-separated fields (query-id, corpus-id, score), found 1" in str(e.value)
+    assert "line 3: score 'high' is not an integer" in str(e.value)
+
+
+@pytest.mark.bad_input
+def test_no_usable_qrels_writes_nothing(tmp_path):
+    folder = beir_folder(tmp_path, qrels=["query-id\tcorpus-id\tscore", "q1\td1\t0", "q2\tmissing\t1"])
+    with pytest.raises(NothingImported, match=r"1 qrels_score_not_positive(.|\n)*1 qrels_unknown_document"):
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.bad_input
+def test_a_failure_on_the_last_file_restores_every_output(tmp_path, monkeypatch):
+    folder = beir_folder(tmp_path)
+    corpus, qfile = tmp_path / "corpus", tmp_path / "q.jsonl"
+    import_beir(folder, corpus, qfile)
+    gfile = tmp_path / "q.gold.jsonl"
+    before = {p: p.read_bytes() for p in [qfile, gfile, *corpus.rglob("*.md")]}
+    (folder / "corpus.jsonl").write_text(rows({"_id": "d1", "title": "New", "text": D1}))
+
+    real_replace = os.replace
+    def failing_replace(a, b):
+        if str(b) == str(gfile):  # the questions file has already been replaced by now
+            raise OSError("disk full")
+        return real_replace(a, b)
+    monkeypatch.setattr(squad.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        import_beir(folder, corpus, qfile, overwrite=True)
+    assert {p: p.read_bytes() for p in [qfile, gfile, *corpus.rglob("*.md")]} == before
+    assert not [p for p in [*corpus.iterdir(), *tmp_path.iterdir()] if p.name.startswith(".")]
