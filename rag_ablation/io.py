@@ -14,12 +14,25 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once at import: os.umask is process-wide and not thread-safe
+
+
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temp file + rename), creating parent folders."""
+    """Write ``text`` to ``path`` atomically (temp file + rename), creating parent folders.
+
+    The file gets the permissions a plain ``open(path, "w")`` would give (0666 less the umask),
+    not the owner-only mode of the temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
