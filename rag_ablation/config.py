@@ -445,8 +445,8 @@ class LlmConfig:
         return self.backend != NO_LLM
 
     @classmethod
-    def from_params(cls, spec: Any) -> LlmConfig:
-        backend = _mapping(spec, "llm").get("backend") or "llama_cpp"
+    def from_params(cls, spec: Any, where: str = "llm") -> LlmConfig:
+        backend = _mapping(spec, where).get("backend") or "llama_cpp"
         schema = {"backend": one_of(*LLM_BACKENDS), "model": text, "host": text, "base_urls": _base_urls,
                   "api_key_env": _env_var_name, "threads": positive_int, "threads_batch": positive_int,
                   "seed": integer, "temperature": non_negative_number, "num_ctx": positive_int,
@@ -458,7 +458,7 @@ class LlmConfig:
             del defaults["base_urls"]
         allowed = {k for k in schema if backend in LLM_KEY_BACKENDS.get(k, (backend,))}
         try:
-            return cls(**read_block(spec, "llm", schema, defaults=defaults, allowed=allowed))
+            return cls(**read_block(spec, where, schema, defaults=defaults, allowed=allowed))
         except ConfigError as e:
             if backend in LLM_BACKENDS and "does not apply" in str(e):
                 raise ConfigError(f"{e} (backend {backend})") from None
@@ -489,7 +489,7 @@ class GenerationConfig:
     and stop strings, and the phrases that mark a refusal."""
 
     configs: tuple[str, ...] = ()
-    sample: int | None = 80
+    sample: int | None = None
     seed: int = 0
     k: int = 5
     prompt: str = "answer_escape_hatch"
@@ -530,6 +530,48 @@ def _config_list(v: Any, where: str) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise _fail(where, "a list of retrieval config names", v)
     return tuple(v)
+
+
+JUDGE_NAMES = ("llm", "token_f1", "contains")
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """``judge``: the judges run on every answer (``judges``, names from ``JUDGE_NAMES``), the
+    token-F1 judge's threshold (correct when F1 >= it), the grading and pairwise prompt
+    templates under ``prompts/``, the verdict's token budget, the judge's model (``llm``: a
+    block with the keys of ``llm:``; None = the answer model of ``llm:``), and the bias tests:
+    ``bias_sample`` graded questions (seeded by ``bias_seed``) for the length pairs and
+    self-preference, and ``second_llm`` (a block like ``llm:``, or None): a second answer model
+    whose answers both models judge, for self-preference."""
+
+    judges: tuple[str, ...] = JUDGE_NAMES
+    token_f1_threshold: float = 0.5
+    prompt: str = "judge_reference"
+    pairwise_prompt: str = "judge_pairwise"
+    num_predict: int = 8
+    llm: LlmConfig | None = None
+    bias_sample: int = 20
+    bias_seed: int = 0
+    second_llm: LlmConfig | None = None
+
+    @classmethod
+    def from_params(cls, spec: Any) -> JudgeConfig:
+        def judges(v: Any, where: str) -> tuple[str, ...]:
+            if not isinstance(v, list) or not v or not all(x in JUDGE_NAMES for x in v) or len(set(v)) != len(v):
+                raise _fail(where, f"a non-empty list of distinct judges from {', '.join(JUDGE_NAMES)}", v)
+            return tuple(v)
+
+        v = read_block(spec, "judge", {
+            "judges": judges, "token_f1_threshold": unit_number, "prompt": text, "pairwise_prompt": text,
+            "num_predict": positive_int, "llm": lambda x, w: LlmConfig.from_params(x, w),
+            "bias_sample": positive_int, "bias_seed": integer,
+            "second_llm": lambda x, w: LlmConfig.from_params(x, w)}, defaults=asdict(cls()))
+        return cls(**v)
+
+    def judge_llm(self, answer_llm: LlmConfig) -> LlmConfig:
+        """The judge's model: ``llm`` when set, else the answer model."""
+        return self.llm or answer_llm
 
 
 INTERVAL_METHODS = ("bca", "percentile")
@@ -583,6 +625,81 @@ def _sizes(v: Any, where: str) -> tuple[int | None, ...]:
     return tuple(_sample_size(x, f"{where}[{i}]") for i, x in enumerate(v))
 
 
+GATE_KS = (1, 5, 10)
+"""The k of recall@k the gate can check: the ``hit_at_k`` columns of the per-question scores."""
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """``gate``: the retrieval regression gate (``rag-ablation check``, stage ``gate``).
+
+    ``configs``: the retrieval configs gated (default: ``generation.configs``, the pipelines in
+    use, else the first retrieval config). Per config and per slice of answerable questions
+    (and ``all``), recall@``k`` (k in 1, 5, 10) against the accepted baseline must stay at or
+    above ``floor`` (one number for every slice, or a mapping slice -> number where only the
+    named slices have one; null: no floor), at most ``max_newly_failing`` questions may go from
+    hit to miss, and with ``non_inferiority_margin`` set the upper end of the paired interval of
+    the change must not lie below ``-margin``. A slice with fewer than ``min_questions``
+    questions is reported too small and not gated."""
+
+    configs: tuple[str, ...] = ()
+    k: int = 5
+    floor: float | Mapping[str, float] | None = None
+    max_newly_failing: int = 1
+    non_inferiority_margin: float | None = None
+    min_questions: int = 20
+
+    def floor_for(self, slice_name: str) -> float | None:
+        """The floor of ``slice_name`` (``all`` for every answerable question), or None."""
+        if self.floor is None or isinstance(self.floor, float):
+            return self.floor
+        return self.floor.get(slice_name)
+
+    @classmethod
+    def from_params(cls, spec: Any, *, retrieval: Any, answered: Any = ()) -> GateConfig:
+        defaults = asdict(cls())
+        defaults["configs"] = tuple(answered) or tuple(retrieval)[:1]
+        v = read_block(spec, "gate", {
+            "configs": _gated_configs(retrieval), "k": _gate_k, "floor": _floor,
+            "max_newly_failing": non_negative_int, "non_inferiority_margin": unit_number,
+            "min_questions": positive_int}, defaults=defaults)
+        return cls(**v)
+
+
+def _gated_configs(retrieval: Any) -> Check:
+    def check(v: Any, where: str) -> tuple[str, ...]:
+        if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+            raise _fail(where, "a non-empty list of retrieval config names", v)
+        unknown = [c for c in v if c not in retrieval]
+        if unknown:
+            raise ConfigError(f"{where}: {', '.join(map(repr, unknown))} not a retrieval config; "
+                              f"expected some of: {', '.join(retrieval)}")
+        if len(set(v)) != len(v):
+            raise _fail(where, "each config once", v)
+        return tuple(v)
+
+    return check
+
+
+def _gate_k(v: Any, where: str) -> int:
+    if not _is_int(v) or v not in GATE_KS:
+        raise _fail(where, f"one of {', '.join(map(str, GATE_KS))}", v)
+    return int(v)
+
+
+_FLOOR = "a number from 0 to 1, or a mapping of slice names (or all) to such numbers"
+
+
+def _floor(v: Any, where: str) -> float | dict[str, float]:
+    if isinstance(v, Mapping):
+        if not v or not all(isinstance(k, str) and k for k in v):
+            raise _fail(where, _FLOOR, v)
+        return {k: unit_number(x, f"{where}.{k}") for k, x in sorted(v.items())}
+    if not _is_number(v) or not 0 <= v <= 1:
+        raise _fail(where, _FLOOR, v)
+    return float(v)
+
+
 @dataclass(frozen=True)
 class Params:
     """The whole of params.yaml, checked."""
@@ -598,9 +715,11 @@ class Params:
     llm: LlmConfig
     generation: GenerationConfig
     stats: StatsConfig
+    judge: JudgeConfig
+    gate: GateConfig
 
     BLOCKS = ("chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "chunkings", "retrieval",
-              "query_transforms", "llm", "generation", "stats")
+              "query_transforms", "llm", "generation", "stats", "judge", "gate")
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any]) -> Params:
@@ -630,6 +749,9 @@ class Params:
             llm=LlmConfig.from_params(raw.get("llm")),
             generation=GenerationConfig.from_params(raw.get("generation"), retrieval=tuple(retrieval)),
             stats=StatsConfig.from_params(raw.get("stats"), retrieval=tuple(retrieval)),
+            judge=JudgeConfig.from_params(raw.get("judge")),
+            gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval),
+                                        answered=_mapping(raw.get("generation"), "generation").get("configs") or ()),
             **top,
         )
 

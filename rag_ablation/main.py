@@ -32,6 +32,15 @@ COMMANDS: dict[str, Command] = {
     "audit-sheet": Command("rag_ablation.evaluation.audit",
                            "the questions a config missed, with their top passages, to audit the labels "
                            "(e.g. `rag-ablation audit-sheet --config dense --out audit.md`)"),
+    "check": Command("rag_ablation.evaluation.gate",
+                     "the retrieval gate for CI: gated configs against the accepted baseline per slice, newly "
+                     "failing questions named; exit 1 on FAIL (e.g. `rag-ablation check --junit gate.xml`)"),
+    "import": Command("rag_ablation.datasets.cli",
+                      "import a SQuAD v1.1/v2.0 file or a BEIR folder into a corpus folder and question file, "
+                      "reporting what was dropped and why"),
+    "export-trec": Command("rag_ablation.evaluation.trec_cli",
+                           "write a config's stored ranking as a TREC run file and its labels as TREC qrels "
+                           "(for trec_eval, ir_measures, ranx)"),
     "prune": Command("rag_ablation.housekeeping",
                      "list the committed files and dvc.lock entries no stage writes any more (a removed "
                      "config's); --apply removes them"),

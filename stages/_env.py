@@ -27,7 +27,10 @@ def _venv_python() -> Path | None:
 
 if importlib.util.find_spec("rag_ablation") is None:
     venv = _venv_python()
-    if venv is not None and Path(sys.executable).resolve() != venv.resolve() and not os.environ.get("RAG_ABLATION_REEXEC"):
+    # compare environments, not binaries: a venv's python is often a symlink to the very
+    # interpreter that runs here without the venv (sys.prefix tells them apart)
+    if venv is not None and Path(sys.prefix).resolve() != venv.parent.parent.resolve() \
+            and not os.environ.get("RAG_ABLATION_REEXEC"):
         os.environ["RAG_ABLATION_REEXEC"] = "1"
         os.execv(str(venv), [str(venv), *sys.argv])
     print(f"error: {sys.executable} cannot import rag_ablation: the project's environment is not active. "

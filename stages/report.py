@@ -1,8 +1,11 @@
-"""Stage `report`: metrics/report.md from the statistics metrics file (`stats` stage).
+"""Stage `report`: metrics/report.md from the statistics metrics file (`stats` stage) and the
+graded-answers detail file (`judge_eval` stage).
 
 Renders the configs with their intervals, recall per slice, paired changes against the
 baseline with fixed and broken counts and Holm-adjusted p-values, the subsampling table and the
-judge-free answer proxy (rag_ablation.evaluation.report). Configs follow params.yaml, never a
+judge-free answer proxy (rag_ablation.evaluation.report), then the judges against the hand
+grades, accuracy three ways, canaries, bias, failure tables and unanswerable questions
+(rag_ablation.evaluation.judge_report). Configs follow params.yaml, never a
 folder listing. The report only formats numbers already in the metrics file, so it is as
 deterministic as that file.
 """
@@ -17,32 +20,36 @@ from pathlib import Path
 from rag_ablation import cli
 from rag_ablation.config import load_config
 from rag_ablation.errors import InvalidData, MissingInput
+from rag_ablation.evaluation.judge_report import render_answers
 from rag_ablation.evaluation.report import render
 from rag_ablation.io import write_text
 
 
-def read_metrics(path: Path) -> dict:
-    """The statistics metrics file; missing or unreadable is one clear message."""
+def read_metrics(path: Path, stage: str = "stats") -> dict:
+    """A metrics file written by ``stage``; missing or unreadable is one clear message."""
     if not path.is_file():
-        raise MissingInput(f"no statistics file {path}: run `dvc repro stats`")
+        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
-        raise InvalidData(f"{path} is not valid JSON (line {e.lineno}): regenerate it with `dvc repro stats`") from None
+        raise InvalidData(f"{path} is not valid JSON (line {e.lineno}): regenerate it with `dvc repro {stage}`") from None
     if not isinstance(data, dict):
-        raise InvalidData(f"{path} must hold an object of configs; regenerate it with `dvc repro stats`")
+        raise InvalidData(f"{path} must hold a JSON object; regenerate it with `dvc repro {stage}`")
     return data
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--stats", type=Path, required=True, help="the metrics file of the stats stage")
+    ap.add_argument("--judge", type=Path, required=True, help="the detail file of the judge_eval stage")
     ap.add_argument("--out", type=Path, required=True, help="the report (Markdown)")
     args = ap.parse_args()
     params = load_config()
     text = render(read_metrics(args.stats), configs=list(params.retrieval), answered=list(params.generation.configs),
                   settings=params.stats)
-    write_text(args.out, text)
+    answers = render_answers(read_metrics(args.judge, "judge_eval"), configs=list(params.generation.configs),
+                             judges=list(params.judge.judges), confidence=params.stats.confidence)
+    write_text(args.out, text + ("\n" + answers + "\n" if answers else ""))
 
 
 if __name__ == "__main__":

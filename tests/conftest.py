@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_ablation.evaluation.scoring import RETRIEVAL_FIELDS
 from rag_ablation.io import datasets_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +60,9 @@ def make_fixture_repo(d: Path) -> Path:
     shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
     (d / "data/labels").mkdir(parents=True)
     (d / "data/labels/audit.jsonl").write_text("")  # no audit yet
+    (d / "data/labels/grades.jsonl").write_text("")  # no hand grades yet
+    (d / "metrics").mkdir(exist_ok=True)  # no accepted gate baseline yet: the gate has nothing to compare
+    (d / "metrics/gate_baseline.csv").write_text(",".join(RETRIEVAL_FIELDS) + "\n")
     for pyc in d.rglob("__pycache__"):
         shutil.rmtree(pyc)
     dvc = str(VENV_BIN / "dvc")

@@ -48,8 +48,8 @@ def test_shipped_params_read_with_defaults_filled():
     assert p.config("hybrid_rerank").rerank.depth == 20
     assert p.generation.configs == tuple(BASE["generation"]["configs"])
     assert p.transform("rewrite").prompt == "rewrite" and p.transform("none").prompt is None
-    assert p.generation.sample == 80 and p.generation.stop == ()
-    assert Params.from_params(with_change("generation.sample", "all")).generation.sample is None
+    assert p.generation.sample is None and p.generation.stop == ()  # "all"
+    assert Params.from_params(with_change("generation.sample", 80)).generation.sample == 80
     Params.from_params(yaml.safe_load((FIXTURES / "params.yaml").read_text()))
 
 
@@ -205,3 +205,22 @@ def test_a_genuine_bug_keeps_its_traceback(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, env=env)
     assert res.returncode == 1
     assert "Traceback (most recent call last)" in res.stderr and "ValueError: deliberate bug" in res.stderr
+
+
+def test_judge_block_defaults_and_its_own_model():
+    p = Params.from_params(BASE)
+    assert p.judge.judges == ("llm", "token_f1", "contains") and p.judge.llm is None
+    assert p.judge.judge_llm(p.llm) is p.llm, "no judge model: the answer model judges"
+    other = Params.from_params(with_change("judge.llm", {"backend": "ollama", "model": "qwen2.5:7b"}))
+    assert other.judge.judge_llm(other.llm).model == "qwen2.5:7b" and other.judge.judge_llm(other.llm).backend == "ollama"
+
+
+@pytest.mark.bad_input
+def test_judge_block_errors_name_the_key_and_the_choices():
+    msg = error_of(with_change("judge.judges", ["llm", "bleu"]))
+    assert msg.startswith("judge.judges:") and "llm, token_f1, contains" in msg
+    assert error_of(with_change("judge.token_f1_threshold", 1.5)).startswith("judge.token_f1_threshold:")
+    msg = error_of(with_change("judge.llm", {"backend": "ollama"}))
+    assert msg.startswith("judge.llm.model: missing"), msg
+    assert "judge.second_llm.timeout" in error_of(with_change("judge.second_llm", {"backend": "ollama", "model": "m",
+                                                                                    "timeout": -1}))

@@ -327,3 +327,190 @@ def test_one_switch_skips_every_llm_stage_and_runs_the_rest(built, tmp_path):
     answers = load(tmp_path / "answers.json")
     assert answers["status"] == "unavailable" and answers["answers"] == [] and answers["llm"] is None
     assert "generate@bm25: unavailable: answers need an LLM, and llm.backend is none" in res.stderr
+
+
+# ------------------------------------------------------------------ judging answers
+GRADED = ["q-ack", "q-backup-time", "q-count", "q-rate", "q-restore-flag"]
+
+
+def judge_args(d, name, out):
+    b = d / "build"
+    return ["--name", name, "--answers", b / f"answers/{name}.json", "--questions", b / "q.jsonl", "--prompts",
+            "prompts", "--out", out, "--latency", d / f"metrics/latency/judge_{name}.json"]
+
+
+def judge_eval_args(d):
+    m = d / "metrics"
+    return ["--answer-scores", m / "scores/answers.csv", "--retrieval-scores", m / "scores/retrieval.csv",
+            "--judgments", d / "build/judgments", "--checks", d / "build/checks.json", "--grades", d / "grades.jsonl",
+            "--out", m / "judge.json", "--detail", m / "judge_detail.json", "--verdicts", m / "scores/verdicts.csv",
+            "--plot", m / "plots/coverage.json", "--canaries", m / "scores/canaries.csv"]
+
+
+@pytest.fixture(scope="module")
+def judged(built):
+    """Hand grades for five of bm25's answers (correct for every other one, by position), one
+    stale grade and one for a config without answers; then judge@, judge_checks, judge_eval,
+    stats and report."""
+    from rag_ablation.evaluation.grades import Grade, answer_sha256, write_grades
+    d, b = built, built / "build"
+    answers = {a["id"]: a["answer"] for a in load(b / "answers/bm25.json")["answers"]}
+    grades = [Grade(answer_sha256(answers[i]), "bm25", "tester", i, "", "correct" if k % 2 == 0 else "incorrect")
+              for k, i in enumerate(GRADED)]
+    grades += [Grade("0" * 64, "bm25", "tester", "q-rl413", "graded an older answer", "correct"),
+               Grade("0" * 64, "dense", "tester", "q-ack", "no such answers", "correct")]
+    write_grades(d / "grades.jsonl", grades)
+    for name in ("bm25", "hybrid_rerank"):
+        stage(d, "judge.py", *judge_args(d, name, b / f"judgments/{name}.json"))
+    stage(d, "judge_checks.py", "--questions", b / "q.jsonl", "--grades", d / "grades.jsonl", "--answers",
+          b / "answers/bm25.json", "--run", b / "runs/bm25.json", "--prompts", "prompts", "--out", b / "checks.json")
+    stage(d, "judge_eval.py", *judge_eval_args(d))
+    stage(d, "stats.py", "--retrieval-scores", d / "metrics/scores/retrieval.csv", "--answer-scores",
+          d / "metrics/scores/answers.csv", "--out", d / "metrics/stats.json", "--plots", d / "metrics/plots",
+          "--audited-scores", d / "metrics/scores/audited.csv")
+    stage(d, "report.py", "--stats", d / "metrics/stats.json", "--judge", d / "metrics/judge_detail.json",
+          "--out", d / "metrics/report.md")
+    return d
+
+
+def test_judge_stage_gives_every_answer_a_verdict_of_every_judge(judged):
+    from rag_ablation.evaluation.answer_measures import token_f1
+    from rag_ablation.evaluation.grades import answer_sha256
+    out = load(judged / "build/judgments/bm25.json")
+    answers = load(judged / "build/answers/bm25.json")["answers"]
+    refs = {json.loads(l)["id"]: json.loads(l)["answer"] for l in (judged / "build/q.jsonl").read_text().splitlines()}
+    assert out["status"] == "ok" and set(out["judges"]) == {"llm", "token_f1", "contains"}
+    assert out["judges"]["llm"]["llm"]["backend"] == "llama_cpp" and out["judges"]["token_f1"]["threshold"] == 0.5
+    assert [v["id"] for v in out["verdicts"]] == [a["id"] for a in answers]
+    for v, a in zip(out["verdicts"], answers):
+        assert v["answer_sha256"] == answer_sha256(a["answer"])
+        assert v["llm"]["verdict"] in ("correct", "incorrect", "invalid")
+        f1 = token_f1(a["answer"], refs[a["id"]])
+        assert v["token_f1"] == {"verdict": "correct" if f1 >= 0.5 else "incorrect", "detail": f"{f1:.4f}"}
+    invalid = sum(v["llm"]["verdict"] == "invalid" for v in out["verdicts"])
+    assert out["judges"]["llm"]["invalid"] == invalid
+    assert load(judged / "build/judgments/hybrid_rerank.json")["status"] == "unavailable"
+
+
+def test_judge_rerun_is_served_from_the_cache_and_identical(judged, tmp_path):
+    res = stage(judged, "judge.py", *judge_args(judged, "bm25", tmp_path / "again.json"))
+    lat = load(judged / "metrics/latency/judge_bm25.json")
+    assert lat == {"calls": 8, "hits": 8, "misses": 0}, res.stderr
+    assert (tmp_path / "again.json").read_bytes() == (judged / "build/judgments/bm25.json").read_bytes()
+
+
+def test_without_an_llm_the_judge_free_judges_still_run(judged, tmp_path):
+    params = yaml.safe_load((judged / "params.yaml").read_text())
+    params["llm"] = {"backend": "none"}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    shutil.copytree(judged / "prompts", tmp_path / "prompts")
+    b = judged / "build"
+    stage(tmp_path, "judge.py", "--name", "bm25", "--answers", b / "answers/bm25.json", "--questions", b / "q.jsonl",
+          "--prompts", "prompts", "--out", tmp_path / "j.json", "--latency", tmp_path / "lat.json")
+    out = load(tmp_path / "j.json")
+    assert out["judges"]["llm"]["status"] == "unavailable" and "backend is none" in out["judges"]["llm"]["reason"]
+    assert all("llm" not in v and v["token_f1"]["verdict"] in ("correct", "incorrect") for v in out["verdicts"])
+
+
+def test_judge_checks_make_canaries_for_graded_questions_and_pairs_both_ways(judged):
+    out = load(judged / "build/checks.json")
+    answerable_graded = sorted(set(GRADED) - {"q-count"} | {"q-rl413"})  # stale grades still name a graded question
+    assert out["canaries"]["questions"] == answerable_graded
+    items = out["canaries"]["items"]
+    assert len(items) == 6 * len(answerable_graded)
+    assert {it["kind"] for it in items} == set(out["canaries"]["kinds"])
+    assert all(it[f"verdict_{j}"] in ("correct", "incorrect", "invalid") for it in items for j in ("llm", "token_f1"))
+    pairs = out["length"]["pairs"]
+    assert len(pairs) == 3  # judge.bias_sample in the fixture params
+    for p in pairs:
+        assert p["x_first_pick"] in ("short", "long", None) and p["y_first_pick"] in ("short", "long", None)
+        agree = p["x_first_pick"] is not None and p["x_first_pick"] == p["y_first_pick"]
+        assert p["winner"] == (p["x_first_pick"] if agree else "tie")
+    assert out["self_preference"]["status"] == "not measured"
+
+
+def test_judge_eval_matches_grades_by_answer_text_and_calibrates(judged):
+    detail = load(judged / "metrics/judge_detail.json")
+    assert detail["grades"] == {"matching": 5, "stale": 1, "unknown": 1, "answers": 8}
+    cal = detail["calibration"]["token_f1"]
+    cm = cal["confusion"]
+    assert cm["tp"] + cm["fp"] + cm["fn"] + cm["tn"] == 5 and cal["n"] == 5
+    e = detail["configs"]["bm25"]
+    assert e["graded"] == 5 and e["accuracy"]["hand"]["estimate"] == pytest.approx(3 / 5)
+    ppi = e["accuracy"]["token_f1"]["ppi"]
+    assert ppi["n_labeled"] == 5 and ppi["n_unlabeled"] == 3
+    assert detail["configs"]["hybrid_rerank"]["status"] == "unavailable"
+    verdicts = (judged / "metrics/scores/verdicts.csv").read_text().splitlines()
+    assert verdicts[0] == "config,id,slice,answer_sha256,hand,llm,token_f1,contains" and len(verdicts) == 1 + 8
+    hand = {line.split(",")[1]: line.split(",")[4] for line in verdicts[1:]}
+    assert hand == {i: ("" if i not in GRADED else "1" if GRADED.index(i) % 2 == 0 else "0") for i in hand}
+
+    def numbers_only(v):
+        if isinstance(v, dict):
+            return all(numbers_only(x) for x in v.values())
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    assert numbers_only(load(judged / "metrics/judge.json"))
+
+
+def test_report_has_the_graded_answer_sections(judged):
+    text = (judged / "metrics/report.md").read_text()
+    for heading in ("## Judges against hand grades", "## Answer accuracy three ways", "## Canaries",
+                    "## What the judge prefers", "## Where answers fail", "## Unanswerable questions"):
+        assert heading in text
+    assert "Self-preference: not measured: needs two answer models" in text
+    assert "5 hand grades (data/labels/grades.jsonl) match the current text of 8 answers; 1 graded an answer" in text
+
+
+def test_a_second_answer_model_measures_self_preference_end_to_end(judged, tmp_path):
+    """Self-preference with two answer models: SmolLM2 (llama.cpp, real) and a second model
+    served by the stand-in Ollama server (tests/ollama_stub.py: no Ollama server can run here).
+    The stand-in answers with a marker and, as a judge, always picks the answer holding its
+    marker, in either slot: a judge that prefers itself, which the figures must show."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from ollama_stub import MODEL, StandIn, _handler
+
+    def reply(messages):
+        text = messages[-1]["content"]
+        if "Which answer is better" in text:
+            a = text.split("Answer A:", 1)[1].split("Answer B:", 1)[0]
+            return "A" if "[second]" in a else "B"
+        return "[second] The answer, as the second model writes it."
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    state = StandIn(url=f"http://127.0.0.1:{server.server_address[1]}", reply=reply)
+    server.RequestHandlerClass = _handler(state)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        params = yaml.safe_load((judged / "params.yaml").read_text())
+        params["judge"]["second_llm"] = {"backend": "ollama", "model": MODEL, "host": state.url}
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        shutil.copytree(judged / "prompts", tmp_path / "prompts")
+        b = judged / "build"
+        env_cache = judged  # the module's cache: SmolLM2's verdicts on the length pairs are already there
+        res = subprocess.run([sys.executable, str(ROOT / "stages/judge_checks.py"), "--questions", str(b / "q.jsonl"),
+                              "--grades", str(judged / "grades.jsonl"), "--answers", str(b / "answers/bm25.json"),
+                              "--run", str(b / "runs/bm25.json"), "--prompts", "prompts", "--out",
+                              str(tmp_path / "checks.json")], cwd=tmp_path, capture_output=True, text=True,
+                             env={**os.environ, "RAG_ABLATION_CACHE": str(env_cache / ".cache")})
+        assert res.returncode == 0, res.stderr
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    checks = load(tmp_path / "checks.json")
+    sp = checks["self_preference"]
+    assert sp["status"] == "ok" and sp["models"]["second"]["backend"] == "ollama"
+    n = len(checks["length"]["pairs"])
+    assert len(sp["second_answers"]) == n and all(a["answer"].startswith("[second]") for a in sp["second_answers"])
+    assert [p["winner"] for p in sp["pairs"]["second"]] == ["second"] * n  # it always picked itself, both orders
+    from rag_ablation.evaluation.judge_eval import self_preference
+    figures = self_preference(sp)
+    assert figures["judges"]["second"] == {"pairs": n, "own_wins": n, "other_wins": 0, "ties": 0, "own_rate": 1.0}
+    assert figures["judges"]["first"]["pairs"] == n
+    pairwise = [body for _, path, body in state.requests if path == "/api/chat"
+                and "Which answer is better" in body["messages"][-1]["content"]]
+    assert len(pairwise) == 2 * n, "every pair judged by the second model in both orders"

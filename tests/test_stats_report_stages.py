@@ -32,6 +32,11 @@ def stats_args(d, out="metrics/stats.json", plots="metrics/plots"):
             "--audited-scores", d / "metrics/scores/retrieval_audited.csv"]
 
 
+NO_JUDGED_ANSWERS = {"configs": {}, "calibration": {}, "canaries": {}, "bias": {},
+                     "grades": {"matching": 0, "stale": 0, "unknown": 0, "answers": 0}}
+"""A judge_eval detail file with no judged config: the report has no graded-answer sections."""
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     d = tmp_path_factory.mktemp("stats_project")
@@ -46,7 +51,9 @@ def project(tmp_path_factory):
     write_answers(d / "metrics/scores/answers.csv", [answer_row("bm25", f"q{i}", int(i % 3 == 0)) for i in range(24)])
     res = stage(d, "stats.py", *stats_args(d))
     assert res.returncode == 0, res.stderr
-    res = stage(d, "report.py", "--stats", d / "metrics/stats.json", "--out", d / "metrics/report.md")
+    (d / "metrics/judge_detail.json").write_text(json.dumps(NO_JUDGED_ANSWERS))
+    res = stage(d, "report.py", "--stats", d / "metrics/stats.json", "--judge", d / "metrics/judge_detail.json",
+                "--out", d / "metrics/report.md")
     assert res.returncode == 0, res.stderr
     return d
 
@@ -106,7 +113,8 @@ def test_missing_scores_is_one_line_and_exit_2(project, tmp_path):
 @pytest.mark.bad_input
 def test_report_without_stats_is_one_line_and_exit_2(project, tmp_path):
     shutil.copy(project / "params.yaml", tmp_path / "params.yaml")
-    res = stage(tmp_path, "report.py", "--stats", tmp_path / "stats.json", "--out", tmp_path / "report.md")
+    res = stage(tmp_path, "report.py", "--stats", tmp_path / "stats.json", "--judge", project / "metrics/judge_detail.json",
+                "--out", tmp_path / "report.md")
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "dvc repro stats" in res.stderr
 
 

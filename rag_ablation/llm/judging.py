@@ -1,0 +1,231 @@
+"""Judges of answers: a registry of the LLM judge and the judge-free ones, strict verdict
+parsing, canary answers, and pairwise comparisons run in both orders.
+
+Every judge maps (question, reference, answer) to a verdict: ``True`` (correct), ``False``
+(incorrect) or ``None`` (invalid: a reply that is not a verdict). All judges are calibrated the
+same way against the hand grades (``rag_ablation.evaluation.calibration``), so a user without a
+good LLM still has a judge whose error rates are known.
+
+Judges (``JUDGES``, names used in ``judge.judges`` of params.yaml):
+
+* ``llm``: the chapter's grading prompt (``prompts/<judge.prompt>.txt`` with ``{question}``,
+  ``{reference}`` and ``{answer}``; a refusal is incorrect), through the prompt cache. The reply
+  is parsed strictly (``parse_verdict``): once surrounding whitespace, punctuation and markup
+  are trimmed and case is ignored it must be exactly CORRECT or INCORRECT; anything else is
+  invalid, counted and shown, never guessed.
+* ``token_f1``: correct when SQuAD token F1 against the reference is at or above
+  ``judge.token_f1_threshold`` (inclusive).
+* ``contains``: correct when the normalized answer contains the normalized reference.
+
+Pairwise (``compare_both_orders``): the pairwise prompt (``{question}``, ``{a}``, ``{b}``) is
+asked twice, once with each answer in slot A. The reply must be exactly A or B after the same
+trimming (``parse_choice``). A win counts only when both orders pick the same answer; any
+disagreement or invalid reply is a tie.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag_ablation.errors import lookup
+from rag_ablation.evaluation.answer_measures import contains_reference, token_f1
+from rag_ablation.llm.concurrent import chat_many
+from rag_ablation.llm.prompt_cache import CachedLLM
+from rag_ablation.llm.prompting import fill, user_messages
+
+_TRIM = " \t\r\n.,;:!?\"'`*_()[]{}<>#-"
+
+
+def _trimmed(reply: str) -> str:
+    return reply.strip(_TRIM).upper()
+
+
+def parse_verdict(reply: str) -> bool | None:
+    """``True`` for CORRECT, ``False`` for INCORRECT, ``None`` for anything else.
+
+    Leading and trailing whitespace, punctuation and markup (``.,;:!?"'`*_()[]{}<>#-``) are
+    trimmed and case is ignored; nothing else is: "Correct." and "**INCORRECT**" are verdicts,
+    "The answer is CORRECT", "CORRECT or INCORRECT" and "" are not.
+    """
+    word = _trimmed(reply)
+    return {"CORRECT": True, "INCORRECT": False}.get(word)
+
+
+def parse_choice(reply: str) -> str | None:
+    """``"A"`` or ``"B"`` when the trimmed, upper-cased reply is exactly that letter, else None."""
+    word = _trimmed(reply)
+    return word if word in ("A", "B") else None
+
+
+@dataclass(frozen=True)
+class Item:
+    """One answer to judge."""
+
+    question: str
+    reference: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: bool | None
+    detail: str  # the LLM's reply, or the judge-free judge's score as text
+
+
+JudgeFn = Callable[[Sequence[Item]], list[Verdict]]
+
+
+def f1_judge(threshold: float) -> JudgeFn:
+    """Correct when ``token_f1(answer, reference) >= threshold`` (inclusive)."""
+
+    def judge(items: Sequence[Item]) -> list[Verdict]:
+        out = []
+        for it in items:
+            f1 = token_f1(it.answer, it.reference)
+            out.append(Verdict(f1 >= threshold, f"{f1:.4f}"))
+        return out
+
+    return judge
+
+
+def contains_judge(items: Sequence[Item]) -> list[Verdict]:
+    """Correct when the normalized answer contains the normalized reference."""
+    return [Verdict(contains_reference(it.answer, it.reference), "") for it in items]
+
+
+def llm_judge(llm: CachedLLM, template: str, *, num_predict: int, concurrency: int = 1,
+              progress: Callable[[Any], Any] = lambda it: it) -> JudgeFn:
+    """The grading prompt through the prompt cache; replies end at the first line break."""
+
+    def judge(items: Sequence[Item]) -> list[Verdict]:
+        conversations = [grading_messages(template, it) for it in items]
+        replies = chat_many(llm, conversations, num_predict=num_predict, stop=("\n",),
+                            concurrency=concurrency, progress=progress)
+        return [Verdict(parse_verdict(gen.text), gen.text.strip()) for gen, _ in replies]
+
+    return judge
+
+
+def grading_messages(template: str, item: Item) -> list[dict[str, str]]:
+    return user_messages(fill(template, question=item.question, reference=item.reference, answer=item.answer))
+
+
+def build_judges(names: Sequence[str], *, token_f1_threshold: float,
+                 llm: Callable[[], JudgeFn] | None) -> dict[str, JudgeFn]:
+    """The judges named in params, from the registry. ``llm`` makes the LLM judge (None when no
+    LLM is available: asking for ``llm`` then raises). An unknown name lists the valid ones."""
+    registry: Mapping[str, Callable[[], JudgeFn]] = {
+        "llm": llm or _no_llm,
+        "token_f1": lambda: f1_judge(token_f1_threshold),
+        "contains": lambda: contains_judge,
+    }
+    return {name: lookup(registry, name, "judge")() for name in names}
+
+
+def _no_llm() -> JudgeFn:
+    raise ValueError("the llm judge needs an LLM backend (judge.llm.backend is none)")
+
+
+# ----------------------------------------------------------------------------- canaries
+CANARY_KINDS = ("dummy_yes", "dummy_sure", "question_repeated", "empty", "padded_reference",
+                "paraphrased_reference")
+"""Canary answers made for every graded question. The first four are wrong by construction;
+the last two carry exactly the reference's facts."""
+
+CANARY_EXPECTED = {k: k in ("padded_reference", "paraphrased_reference") for k in CANARY_KINDS}
+"""Whether a sound judge accepts (calls correct) each canary kind."""
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:1].isupper() and not text[1:2].isupper() else text
+
+
+def padded(reference: str) -> str:
+    """The reference padded to at least three times its length with sentences that add no facts.
+
+    Deterministic (no model writes it, so the padding cannot smuggle in claims, as the chapter
+    found a model's padding did): the reference, then fixed content-free sentences (one of them
+    restating the reference) in order until the text is at least three times as long as the
+    reference, or the fillers run out."""
+    ref = reference.strip()
+    body = ref if ref.endswith((".", "!", "?")) else ref + "."
+    fillers = [f"To put it another way: {_lower_first(body)}", "That is what the handbook says on this point.",
+               "Nothing more is needed to answer the question as it was asked.",
+               f"In short, and once more for clarity: {_lower_first(body)}",
+               "The documentation states it plainly, and the answer above sums it up."]
+    parts = [body]
+    for filler in fillers:
+        if len(" ".join(parts)) >= 3 * len(ref):
+            break
+        parts.append(filler)
+    return " ".join(parts)
+
+
+def paraphrased(reference: str) -> str:
+    """A rewording of the reference that keeps every fact: a framing clause around it.
+
+    Deterministic, so it is correct by construction; it tests tolerance for form, not synonyms."""
+    ref = reference.strip().rstrip(".")
+    return f"According to the handbook, {_lower_first(ref)}."
+
+
+def canaries(question: str, reference: str) -> dict[str, str]:
+    """The canary answers of one question, by kind (``CANARY_KINDS``)."""
+    return {
+        "dummy_yes": "Yes.",
+        "dummy_sure": "Sure, here is the answer.",
+        "question_repeated": question.strip(),
+        "empty": "",
+        "padded_reference": padded(reference),
+        "paraphrased_reference": paraphrased(reference),
+    }
+
+
+# ----------------------------------------------------------------------------- pairwise
+@dataclass(frozen=True)
+class PairResult:
+    """Both orders of one pair. ``first``/``second`` are the raw choices (A/B/None) with the
+    ``x`` answer in slot A, then in slot B; ``winner`` is ``"x"``, ``"y"`` or ``"tie"``."""
+
+    x_first_choice: str | None
+    y_first_choice: str | None
+    x_first_reply: str
+    y_first_reply: str
+
+    @property
+    def picks(self) -> tuple[str | None, str | None]:
+        """Which answer (``x``/``y``) each order picked (None when invalid)."""
+        first = {"A": "x", "B": "y"}.get(self.x_first_choice or "")
+        second = {"A": "y", "B": "x"}.get(self.y_first_choice or "")
+        return first, second
+
+    @property
+    def consistent(self) -> bool:
+        a, b = self.picks
+        return a is not None and a == b
+
+    @property
+    def winner(self) -> str:
+        a, _ = self.picks
+        return a if self.consistent else "tie"  # type: ignore[return-value]
+
+
+def pair_messages(template: str, question: str, a: str, b: str) -> list[dict[str, str]]:
+    return user_messages(fill(template, question=question, a=a, b=b))
+
+
+def compare_both_orders(llm: CachedLLM, template: str, pairs: Sequence[tuple[str, str, str]], *,
+                        num_predict: int, concurrency: int = 1) -> list[PairResult]:
+    """Judge each ``(question, x, y)`` twice: x in slot A and y in B, then swapped (both the
+    texts and what A and B name are swapped). Replies end at the first line break."""
+    conversations = []
+    for question, x, y in pairs:
+        conversations.append(pair_messages(template, question, x, y))
+        conversations.append(pair_messages(template, question, y, x))
+    replies = chat_many(llm, conversations, num_predict=num_predict, stop=("\n",), concurrency=concurrency)
+    out = []
+    for i in range(len(pairs)):
+        first, second = replies[2 * i][0].text, replies[2 * i + 1][0].text
+        out.append(PairResult(parse_choice(first), parse_choice(second), first.strip(), second.strip()))
+    return out

@@ -1,0 +1,96 @@
+"""Stage `judge@NAME`: every judge of `judge.judges` on every answer of generate@NAME.
+
+Writes, per answer, each judge's verdict (`correct`, `incorrect` or `invalid`) with its detail
+(the LLM's reply, or the token F1) and the sha256 of the answer text it judged, plus each
+judge's status: the LLM judge is `unavailable` (with the reason) when the judge's backend is
+`none`, and the judge-free ones still run. Answers that are unavailable give an unavailable
+file. Every LLM verdict goes through the prompt cache, so a killed run loses nothing and a rerun
+resumes; a leaf latency file holds the cache's calls, hits and misses.
+"""
+from __future__ import annotations
+
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from rag_ablation import cli
+from rag_ablation.config import load_config
+from rag_ablation.evaluation.grades import answer_sha256
+from rag_ablation.io import read_jsonl, write_json
+from rag_ablation.llm.backends import backend_from_config
+from rag_ablation.llm.judging import Item, build_judges, llm_judge
+from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.prompting import load_template
+
+VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--answers", type=Path, required=True, help="the generate@NAME output")
+    ap.add_argument("--questions", type=Path, required=True)
+    ap.add_argument("--prompts", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--latency", type=Path, required=True)
+    args = ap.parse_args()
+    params = load_config()
+    jc = params.judge
+    judge_llm = jc.judge_llm(params.llm)
+    answers = json.loads(args.answers.read_text(encoding="utf-8"))
+    questions = {d["id"]: d for d in read_jsonl(args.questions)}
+    out = {"config": args.name, "status": answers["status"], "reason": answers["reason"], "judges": {},
+           "verdicts": []}
+    if answers["status"] != "ok":
+        write_json(args.out, out)
+        write_json(args.latency, {"calls": 0, "hits": 0, "misses": 0})
+        print(f"judge@{args.name}: {out['status']}: {out['reason']}", file=sys.stderr)
+        return
+
+    cached: CachedLLM | None = None
+    names = list(jc.judges)
+    for name in names:
+        out["judges"][name] = {"status": "ok", "reason": None, "llm": None}
+    if "llm" in names:
+        if judge_llm.enabled:
+            template = load_template(args.prompts, jc.prompt, needs=["question", "reference", "answer"])
+            backend = backend_from_config(judge_llm)
+            cached = CachedLLM(backend, PromptCache(), options={"judge_prompt": jc.prompt})
+            out["judges"]["llm"].update(llm={**backend.identity(), **backend.settings()}, prompt=jc.prompt)
+        else:
+            out["judges"]["llm"].update(status="unavailable", reason="the llm judge needs an LLM, and its backend is none")
+    if "token_f1" in names:
+        out["judges"]["token_f1"]["threshold"] = jc.token_f1_threshold
+
+    def make_llm_judge():
+        return llm_judge(cached, template, num_predict=jc.num_predict, concurrency=judge_llm.concurrency,
+                         progress=lambda it: tqdm(it, desc=f"judge@{args.name}", file=sys.stderr))
+
+    runnable = [n for n in names if out["judges"][n]["status"] == "ok"]
+    judges = build_judges(runnable, token_f1_threshold=jc.token_f1_threshold,
+                          llm=make_llm_judge if cached is not None else None)
+    records = answers["answers"]
+    items = [Item(question=questions[r["id"]]["question"], reference=questions[r["id"]]["answer"], answer=r["answer"])
+             for r in records]
+    results = {name: judge(items) for name, judge in judges.items()}
+    for i, r in enumerate(records):
+        row = {"id": r["id"], "answer_sha256": answer_sha256(r["answer"])}
+        for name, verdicts in results.items():
+            row[name] = {"verdict": VERDICT_NAMES[verdicts[i].verdict], "detail": verdicts[i].detail}
+        out["verdicts"].append(row)
+    for name, verdicts in results.items():
+        out["judges"][name]["invalid"] = sum(v.verdict is None for v in verdicts)
+    write_json(args.out, out)
+    write_json(args.latency, cached.stats() if cached else {"calls": 0, "hits": 0, "misses": 0})
+    summary = ", ".join(f"{n}: {sum(v.verdict is True for v in vs)}/{len(vs)} correct, "
+                        f"{sum(v.verdict is None for v in vs)} invalid" for n, vs in results.items())
+    print(f"judge@{args.name}: {summary}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    cli.run(main)

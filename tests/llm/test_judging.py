@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import pytest
+
+from rag_ablation.errors import UnknownName
+from rag_ablation.evaluation.answer_measures import normalize_answer, token_f1
+from rag_ablation.llm.backends import LlamaCppBackend
+from rag_ablation.llm.judging import (CANARY_EXPECTED, CANARY_KINDS, Item, PairResult, build_judges, canaries,
+                                      compare_both_orders, contains_judge, f1_judge, llm_judge, padded,
+                                      pair_messages, paraphrased, parse_choice, parse_verdict)
+from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.prompting import load_template
+
+from conftest import ROOT
+
+
+@pytest.mark.parametrize("reply, verdict", [
+    ("CORRECT", True), ("INCORRECT", False), ("correct", True), ("Incorrect.", False), ("**CORRECT**", True),
+    ("  CORRECT!\n", True), ('"INCORRECT"', False),
+    ("CORRECT or INCORRECT.", None), ("The answer is CORRECT", None), ("", None), ("CORRECTLY", None),
+    ("Yes", None), ("COR RECT", None),
+])
+def test_verdicts_are_parsed_strictly(reply, verdict):
+    assert parse_verdict(reply) is verdict
+
+
+@pytest.mark.parametrize("reply, choice", [("A", "A"), ("b.", "B"), ("**B**", "B"), ("A or B", None),
+                                           ("Answer A", None), ("", None), ("C", None)])
+def test_choices_are_parsed_strictly(reply, choice):
+    assert parse_choice(reply) == choice
+
+
+def test_token_f1_judge_threshold_is_inclusive():
+    ref = "settlement runs nightly at two"
+    half = Item("q", ref, "settlement runs")  # precision 1, recall 2/5: F1 = 2*(1*0.4)/(1.4)
+    f1 = token_f1(half.answer, ref)
+    assert f1 == pytest.approx(2 * 0.4 / 1.4)
+    assert f1_judge(f1)([half])[0].verdict is True
+    assert f1_judge(f1 + 1e-9)([half])[0].verdict is False
+    assert f1_judge(0.5)([Item("q", ref, ref)])[0].detail == "1.0000"
+
+
+def test_contains_judge_normalizes():
+    out = contains_judge([Item("q", "The `settled` status.", "It ends with the settled status!"),
+                          Item("q", "settled", "failed")])
+    assert [v.verdict for v in out] == [True, False]
+
+
+@pytest.mark.bad_input
+def test_unknown_judge_lists_the_valid_ones():
+    with pytest.raises(UnknownName, match="unknown judge 'bleu'; expected one of: contains, llm, token_f1"):
+        build_judges(["bleu"], token_f1_threshold=0.5, llm=None)
+    with pytest.raises(ValueError, match="needs an LLM backend"):
+        build_judges(["llm"], token_f1_threshold=0.5, llm=None)
+
+
+def test_canaries_are_wrong_or_carry_exactly_the_reference():
+    q, ref = "Which statuses can the settlement job record?", "settled, skipped_unreconciled or failed"
+    c = canaries(q, ref)
+    assert tuple(c) == CANARY_KINDS and set(CANARY_EXPECTED) == set(CANARY_KINDS)
+    assert c["empty"] == "" and c["question_repeated"] == q
+    long = c["padded_reference"]
+    assert 2.5 * len(ref) <= len(long) <= 8 * len(ref), "about three times as long (short references pad more)"
+    assert normalize_answer(ref) in normalize_answer(long) and normalize_answer(ref) in normalize_answer(c["paraphrased_reference"])
+    # the padding adds no content word of its own beyond a fixed filler vocabulary
+    filler = set(normalize_answer(padded("zz " * 100)).split()) - {"zz"}  # every filler sentence
+    assert set(normalize_answer(long).split()) <= set(normalize_answer(ref).split()) | filler
+    assert set(normalize_answer(paraphrased(ref)).split()) <= set(normalize_answer(ref).split()) | {"according", "to", "handbook"}
+
+
+def test_a_win_needs_both_orders_to_agree():
+    assert PairResult("A", "B", "A", "B").winner == "x"  # x first: A (x); y first: B (x)
+    assert PairResult("B", "A", "B", "A").winner == "y"
+    assert PairResult("A", "A", "A", "A").winner == "tie"  # always the first slot: position decides
+    assert PairResult("A", None, "A", "maybe").winner == "tie"
+    assert PairResult("A", "A", "A", "A").picks == ("x", "y")
+
+
+def test_swapping_swaps_both_texts_and_what_a_and_b_name():
+    template = load_template(ROOT / "prompts", "judge_pairwise", needs=["question", "a", "b"])
+    first = pair_messages(template, "Q?", "short one", "long one")[0]["content"]
+    second = pair_messages(template, "Q?", "long one", "short one")[0]["content"]
+    assert first.index("Answer A:\nshort one") < first.index("Answer B:\nlong one")
+    assert second.index("Answer A:\nlong one") < second.index("Answer B:\nshort one")
+
+
+@pytest.mark.slow
+def test_both_orders_reach_the_real_model_and_the_cache(tmp_path):
+    """SmolLM2 through llama.cpp compares a pair twice: both orders are separate prompts (both in
+    the prompt cache afterwards), and the grading judge's replies are parsed or counted invalid."""
+    llm = CachedLLM(LlamaCppBackend(n_threads=1), PromptCache(tmp_path / "p.sqlite"))
+    template = load_template(ROOT / "prompts", "judge_pairwise", needs=["question", "a", "b"])
+    pairs = [("When does settlement run?", "At 02:30 UTC.", "Settlement runs every night at 02:30 UTC, after taps close.")]
+    (res,) = compare_both_orders(llm, template, pairs, num_predict=8)
+    assert llm.stats() == {"calls": 2, "hits": 0, "misses": 2}
+    for a, b in (("At 02:30 UTC.", pairs[0][2]), (pairs[0][2], "At 02:30 UTC.")):
+        assert llm.key(pair_messages(template, pairs[0][0], a, b), num_predict=8, stop=("\n",)) in llm.cache
+    assert res.winner in ("x", "y", "tie") and res.x_first_choice in ("A", "B", None)
+    grading = load_template(ROOT / "prompts", "judge_reference", needs=["question", "reference", "answer"])
+    out = llm_judge(llm, grading, num_predict=8)([Item(pairs[0][0], "At 02:30 UTC.", "The passages don't say.")])
+    assert out[0].verdict is parse_verdict(out[0].detail)
