@@ -514,3 +514,48 @@ def test_a_second_answer_model_measures_self_preference_end_to_end(judged, tmp_p
     pairwise = [body for _, path, body in state.requests if path == "/api/chat"
                 and "Which answer is better" in body["messages"][-1]["content"]]
     assert len(pairwise) == 2 * n, "every pair judged by the second model in both orders"
+
+
+def test_a_second_judge_model_served_by_ollama_judges_every_answer(judged, tmp_path):
+    """`judge.llm` names another model than the answer model: here one served by the stand-in
+    Ollama server (tests/ollama_stub.py; no Ollama server can run here), which replies CORRECT
+    when the answer shares a word with the reference and something that is not a verdict
+    otherwise. Its verdicts, its identity and its invalid count reach the judgment file."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from ollama_stub import MODEL, StandIn, _handler
+
+    def reply(messages):
+        text = messages[-1]["content"]
+        ref = text.split("Reference answer:", 1)[1].split("\n", 1)[0].lower().split()
+        ans = text.split("Answer to grade:", 1)[1].rsplit("Does the answer to grade give", 1)[0].lower().split()
+        return "CORRECT" if set(ref) & set(ans) else "I cannot tell."
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    state = StandIn(url=f"http://127.0.0.1:{server.server_address[1]}", reply=reply)
+    server.RequestHandlerClass = _handler(state)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        params = yaml.safe_load((judged / "params.yaml").read_text())
+        params["judge"]["llm"] = {"backend": "ollama", "model": MODEL, "host": state.url}
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        shutil.copytree(judged / "prompts", tmp_path / "prompts")
+        b = judged / "build"
+        stage(tmp_path, "judge.py", "--name", "bm25", "--answers", b / "answers/bm25.json", "--questions",
+              b / "q.jsonl", "--prompts", "prompts", "--out", tmp_path / "j.json", "--latency", tmp_path / "lat.json")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    out = load(tmp_path / "j.json")
+    assert out["judges"]["llm"]["llm"]["backend"] == "ollama" and out["judges"]["llm"]["llm"]["model"] == MODEL
+    answers = {a["id"]: a["answer"] for a in load(b / "answers/bm25.json")["answers"]}
+    refs = {json.loads(l)["id"]: json.loads(l)["answer"] for l in (b / "q.jsonl").read_text().splitlines()}
+    for v in out["verdicts"]:
+        shared = set(refs[v["id"]].lower().split()) & set(answers[v["id"]].lower().split())
+        assert v["llm"] == ({"verdict": "correct", "detail": "CORRECT"} if shared
+                            else {"verdict": "invalid", "detail": "I cannot tell."})
+    assert out["judges"]["llm"]["invalid"] == sum(v["llm"]["verdict"] == "invalid" for v in out["verdicts"])
+    assert len([r for r in state.requests if r[1] == "/api/chat"]) == len(answers)
