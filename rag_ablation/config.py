@@ -28,7 +28,8 @@ from rag_ablation.errors import UserError
 
 CONFIG_NAME = re.compile(r"^[a-z0-9_]+$")
 
-CHUNKING_METHODS = ("chars", "sentences")
+CHUNKING_METHODS = ("chars", "fixed", "sentences")
+CHAR_OVERLAP_METHODS = ("chars", "fixed")  # chunking methods whose overlap is in characters
 RETRIEVAL_METHODS = ("dense", "bm25", "hybrid")
 FUSIONS = ("append", "rrf")
 TOKENIZERS = ("regex", "whitespace")
@@ -229,8 +230,9 @@ def _named(spec: Any, where: str) -> Mapping[str, Any]:
 @dataclass(frozen=True)
 class ChunkingConfig:
     """``chunkings.<name>``: ``method`` chars (recursive character splitting with ``overlap``
-    characters) or sentences (pysbd sentences with ``overlap_sentences``); ``size`` and
-    ``overlap`` null take ``chunk_size`` / ``chunk_overlap``; ``overlap < size``."""
+    characters), fixed (plain ``size``-character windows starting every ``size - overlap``
+    characters, cut mid-word) or sentences (pysbd sentences with ``overlap_sentences``); ``size``
+    and ``overlap`` null take ``chunk_size`` / ``chunk_overlap``; ``overlap < size``."""
 
     name: str
     method: str
@@ -247,9 +249,10 @@ class ChunkingConfig:
     def from_params(cls, name: str, spec: Any, *, base_size: int, base_overlap: int) -> ChunkingConfig:
         where = f"chunkings.{name}"
         method = _mapping(spec, where).get("method") or "chars"
-        allowed = set(cls.SCHEMA) - ({"overlap_sentences"} if method == "chars" else {"overlap"})
+        chars = method in CHAR_OVERLAP_METHODS
+        allowed = set(cls.SCHEMA) - ({"overlap_sentences"} if chars else {"overlap"})
         v = read_block(spec, where, cls.SCHEMA, allowed=allowed, defaults={
-            "method": "chars", "size": base_size, "overlap": base_overlap if method == "chars" else 0,
+            "method": "chars", "size": base_size, "overlap": base_overlap if chars else 0,
             "overlap_sentences": 0, "heading_line": False, "table_headers": False})
         if v["overlap"] >= v["size"]:
             raise ConfigError(f"{where}.overlap: expected fewer characters than the size ({v['size']}), "

@@ -53,6 +53,14 @@ def test_shipped_params_read_with_defaults_filled():
     Params.from_params(yaml.safe_load((FIXTURES / "params.yaml").read_text()))
 
 
+def test_fixed_chunking_takes_the_base_overlap_and_refuses_sentence_overlap():
+    p = Params.from_params(with_change("chunkings.f", {"method": "fixed", "size": None, "overlap": None}))
+    assert (p.chunking("f").method, p.chunking("f").size, p.chunking("f").overlap) == (
+        "fixed", BASE["chunk_size"], BASE["chunk_overlap"])
+    assert "chunkings.f.overlap_sentences: does not apply here" in error_of(
+        with_change("chunkings.f", {"method": "fixed", "overlap_sentences": 1}))
+
+
 def test_absent_blocks_take_their_defaults():
     raw = {k: BASE[k] for k in ("chunk_size", "chunk_overlap", "chunkings")}
     raw["retrieval"] = {"dense": {"chunking": "base", "method": "dense"}}
