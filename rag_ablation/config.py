@@ -262,15 +262,23 @@ class ChunkingConfig:
 
 @dataclass(frozen=True)
 class LabelsConfig:
-    """``labels``: the span rule's ``window`` (characters) and ``same_doc_only``."""
+    """``labels``: the span rule and the checks on spans.
+
+    ``window``: a chunk is relevant if it contains the span or any ``window``-character piece of
+    it. ``same_doc_only``: match only in the gold document (the question's ``doc``); chunks of any
+    other document are never relevant (the COVID-QA protocol needs it: its short, common spans
+    recur across papers). ``min_span``: the questions stage rejects a span shorter than this many
+    characters (whitespace normalized), naming each question, since a short span ("3", "fever")
+    matches unrelated chunks."""
 
     window: int = 30
     same_doc_only: bool = False
+    min_span: int = 20
 
     @classmethod
     def from_params(cls, spec: Any) -> LabelsConfig:
-        return cls(**read_block(spec, "labels", {"window": positive_int, "same_doc_only": boolean},
-                                defaults=asdict(cls())))
+        return cls(**read_block(spec, "labels", {"window": positive_int, "same_doc_only": boolean,
+                                                 "min_span": positive_int}, defaults=asdict(cls())))
 
 
 @dataclass(frozen=True)

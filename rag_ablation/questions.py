@@ -23,7 +23,7 @@ from rag_ablation.text import normalize
 
 UNANSWERABLE = "unanswerable"
 FIELDS = ("id", "question", "doc", "span", "answer", "slice", "track")
-MIN_SPAN_CHARS = 20
+MIN_SPAN_CHARS = 20  # the default of labels.min_span (and the floor of label audit spans)
 
 
 class QuestionError(UserError, ValueError):
@@ -74,13 +74,16 @@ def _problems_of(obj: object, min_span: int) -> list[str]:
             out.append(f"field 'doc' must be a path under the corpus root (track/file.md), found {v!r}")
     span = obj.get("span")
     if not unanswerable and isinstance(span, str) and len(normalize(span)) < min_span:
-        out.append(f"span {span!r} has {len(normalize(span))} characters, expected at least {min_span}")
+        out.append(f"question {obj.get('id')!r}: span {span!r} has {len(normalize(span))} characters, expected at "
+                   f"least {min_span} (labels.min_span); copy a longer span from the document or lower labels.min_span")
     return out
 
 
 def load_questions(path: Path, *, min_span: int = MIN_SPAN_CHARS) -> list[Question]:
     """Read and validate a JSON-lines question file (module docstring). Blank lines are
-    allowed. Raises ``QuestionError`` naming every bad line."""
+    allowed. A span shorter than ``min_span`` characters (whitespace normalized;
+    ``labels.min_span`` in the questions stage) is a problem naming its question. Raises
+    ``QuestionError`` naming every bad line."""
     path = Path(path)
     if not path.is_file():
         raise QuestionError(f"question file {path} does not exist: expected JSON lines with fields {', '.join(FIELDS)}")

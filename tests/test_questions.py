@@ -41,7 +41,8 @@ def test_every_problem_is_listed_with_its_line(tmp_path):
     msg = str(e.value)
     assert "line 2: not valid JSON" in msg
     assert "line 3: duplicate id 'a' (first on line 1)" in msg
-    assert "line 4: span 'short' has 5 characters, expected at least 20" in msg
+    assert ("line 4: question 'b': span 'short' has 5 characters, expected at least 20 (labels.min_span); "
+            "copy a longer span from the document or lower labels.min_span") in msg
     assert "line 5: missing field(s) answer" in msg
     assert "line 6: field 'doc' must be null for an unanswerable question" in msg
     assert "line 7: unknown field(s) extra" in msg
@@ -140,3 +141,37 @@ def test_a_link_out_of_the_corpus_is_named(tmp_path):
 def test_a_doc_path_must_stay_under_the_corpus(tmp_path, doc):
     with pytest.raises(QuestionError, match=r"field 'doc' must be a path under the corpus root"):
         load_questions(write(tmp_path, [{**GOOD, "doc": doc}]))
+
+
+@pytest.mark.bad_input
+def test_min_span_is_a_parameter(tmp_path):
+    rows = [GOOD, {**GOOD, "id": "b", "span": "noon on every"}]  # 24 and 13 characters
+    assert [q.id for q in load_questions(write(tmp_path, rows), min_span=10)] == ["a", "b"]
+    with pytest.raises(QuestionError) as e:
+        load_questions(write(tmp_path, rows), min_span=25)
+    msg = str(e.value)
+    assert "line 1: question 'a': span 'at noon on every weekday' has 24 characters, expected at least 25" in msg
+    assert "line 2: question 'b'" in msg and "2 problem(s)" in msg
+
+
+@pytest.mark.bad_input
+def test_the_questions_stage_takes_min_span_from_params(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    from conftest import ROOT
+
+    params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    params["labels"]["min_span"] = 1000
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    res = subprocess.run([sys.executable, str(ROOT / "stages/questions.py"), "--corpus", str(FIXTURES / "corpus"),
+                          "--questions", str(FIXTURES / "questions.jsonl"), "--out", "q.jsonl", "--metrics", "m.json"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 2, res.stderr
+    answerable = [q for q in load_questions(FIXTURES / "questions.jsonl") if q.answerable]
+    assert res.stderr.count("expected at least 1000 (labels.min_span)") == len(answerable)
+    assert all(f"question {q.id!r}" in res.stderr for q in answerable)
+    assert not (tmp_path / "q.jsonl").exists()
