@@ -269,16 +269,20 @@ class LabelsConfig:
     other document are never relevant (the COVID-QA protocol needs it: its short, common spans
     recur across papers). ``min_span``: the questions stage rejects a span shorter than this many
     characters (whitespace normalized), naming each question, since a short span ("3", "fever")
-    matches unrelated chunks."""
+    matches unrelated chunks. ``max_relevant``: the labels stage flags (in its metrics file, and on
+    stderr) every question with more than this many relevant chunks in a chunking, since a
+    common span makes a hit easy and inflates recall."""
 
     window: int = 30
     same_doc_only: bool = False
     min_span: int = 20
+    max_relevant: int = 10
 
     @classmethod
     def from_params(cls, spec: Any) -> LabelsConfig:
         return cls(**read_block(spec, "labels", {"window": positive_int, "same_doc_only": boolean,
-                                                 "min_span": positive_int}, defaults=asdict(cls())))
+                                                 "min_span": positive_int, "max_relevant": positive_int},
+                                defaults=asdict(cls())))
 
 
 @dataclass(frozen=True)
