@@ -148,17 +148,23 @@ def load_questions(path: Path, *, min_span: int = MIN_SPAN_CHARS) -> list[Questi
 
 def check_spans(questions: list[Question], documents: list[Document]) -> None:
     """Every answerable question's document exists and contains its span, or each of its
-    ``spans`` (whitespace normalized). Raises one ``QuestionError`` naming every question id
+    ``spans`` (whitespace normalized). A ``doc`` not in the corpus whose file name is (e.g. one
+    missing its track folder) gets a hint naming the corpus path(s) with that name. Raises one ``QuestionError`` naming every question id
     that fails (with ``spans[i]`` for a span of a list): the usual cause is a question set gone
     stale after the corpus was edited."""
     texts = {d.doc: normalize(d.text) for d in documents}
+    by_name: dict[str, list[str]] = {}
+    for d in documents:
+        by_name.setdefault(d.doc.rsplit("/", 1)[-1], []).append(d.doc)
     missing_doc: list[str] = []
     missing_span: list[str] = []
     for q in questions:
         if not q.answerable:
             continue
         if q.doc not in texts:
-            missing_doc.append(f"{q.id} (doc {q.doc!r})")
+            near = by_name.get((q.doc or "").rsplit("/", 1)[-1], [])
+            hint = (f"; did you mean {' or '.join(near)}? the path must include the track" if near else "")
+            missing_doc.append(f"{q.id} (doc {q.doc!r}{hint})")
         elif q.spans is None:
             if normalize(q.span or "") not in texts[q.doc]:
                 missing_span.append(q.id)

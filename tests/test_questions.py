@@ -262,3 +262,17 @@ def test_the_labels_stage_flags_questions_with_too_many_relevant_chunks(tmp_path
     assert m["max_relevant"] == 1 and m["max_n_relevant"] == max(map(len, relevant.values()))
     assert "more than 1 relevant chunks (labels.max_relevant" in res.stderr
     assert sorted(json.loads((tmp_path / "labels.json").read_text())) == ["relevant", "same_doc_only", "unlabeled", "window"]
+
+
+@pytest.mark.bad_input
+def test_a_doc_without_its_track_gets_a_hint():
+    docs = [Document("runbooks/x.md", "runbooks", "The job runs at noon on every weekday."),
+            Document("guides/x.md", "guides", "other"), Document("guides/y.md", "guides", "other")]
+    qs = load_questions_from([{**GOOD, "doc": "x.md"}, {**GOOD, "id": "b", "doc": "guide/y.md"},
+                              {**GOOD, "id": "c", "doc": "z.md"}])
+    with pytest.raises(QuestionError) as e:
+        check_spans(qs, docs)
+    msg = str(e.value)
+    assert "a (doc 'x.md'; did you mean runbooks/x.md or guides/x.md? the path must include the track)" in msg
+    assert "b (doc 'guide/y.md'; did you mean guides/y.md? the path must include the track)" in msg
+    assert "c (doc 'z.md')" in msg

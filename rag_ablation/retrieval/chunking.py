@@ -10,7 +10,11 @@ document, end exclusive, with surrounding whitespace trimmed) and its heading pa
 Two options change the indexed text without changing the source region:
 
 - ``heading_line``: the chunk is prefixed with one line ``Title > Section > Subsection``. The line
-  is stored apart (``Chunk.heading``) so span labels never count it.
+  is stored apart (``Chunk.heading``) so span labels never count it. A plain-text document
+  (``.txt``) has no markdown title, so it gets one (``plain_text_title``): its first line if that
+  looks like a title (``TITLE_MAX_CHARS`` characters at most, not ending with a period), else
+  its file name stem; the title heads the heading path of every chunk of the document (markdown
+  ``#`` lines in it still cut sections, below the title).
 - ``table_headers``: when a markdown table is split across chunks, every piece after the first
   starts with the table's header and separator rows again.
 
@@ -239,6 +243,21 @@ def sentence_regions(
 # --- options: heading line and table headers ----------------------------------------------
 
 
+TITLE_MAX_CHARS = 80
+
+
+def plain_text_title(text: str, doc: str) -> str:
+    """The title of a plain-text document: its first non-blank line (stripped) when that looks
+    like a title, i.e. has at most ``TITLE_MAX_CHARS`` characters and does not end with a
+    period; otherwise the file name without folder and suffix (``runbooks/disk-full.txt`` ->
+    ``disk-full``)."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first and len(first) <= TITLE_MAX_CHARS and not first.endswith("."):
+        return first
+    name = doc.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
 def heading_line(title_path: tuple[str, ...]) -> str:
     """``"Title > Section > Subsection"``; empty when there is no heading at all."""
     return " > ".join(p for p in title_path if p)
@@ -306,10 +325,13 @@ def chunk_document(
     heading_line_on: bool = False,
     table_headers: bool = False,
 ) -> list[Chunk]:
-    """Chunk one document with the named method, section by section (module docstring)."""
+    """Chunk one document with the named method, section by section (module docstring). A
+    ``.txt`` document's heading paths start with its ``plain_text_title``."""
     regions_of = get_chunker(method)
+    title = (plain_text_title(text, doc),) if doc.endswith(".txt") else ()
     chunks: list[Chunk] = []
     for sec in sections(text):
+        path = title + sec.path
         for s, e in regions_of(
             text, sec.start, sec.end, size=size, overlap=overlap, overlap_sentences=overlap_sentences
         ):
@@ -323,8 +345,8 @@ def chunk_document(
                     track=track,
                     start=s,
                     end=e,
-                    heading_path=sec.path,
-                    heading=heading_line(sec.path) if heading_line_on else "",
+                    heading_path=path,
+                    heading=heading_line(path) if heading_line_on else "",
                     body=body,
                 )
             )

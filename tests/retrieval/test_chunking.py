@@ -184,3 +184,29 @@ def test_fixed_windows_cut_mid_word_keep_offsets_and_stay_in_their_section():
 def test_fixed_windows_reject_bad_sizes():
     with pytest.raises(ValueError, match="overlap must be in"):
         fixed_regions("abc", 0, 3, size=10, overlap=10)
+
+
+def test_plain_text_title_is_the_first_line_when_it_looks_like_one():
+    from rag_ablation.retrieval.chunking import TITLE_MAX_CHARS, plain_text_title
+
+    assert plain_text_title("\n  Disk full on the ledger host  \n\nThe disk fills up.", "runbooks/disk.txt") == \
+        "Disk full on the ledger host"
+    # a sentence (final period) or a long first line is not a title: the file name stem is
+    assert plain_text_title("The disk fills up at night.\nMore.", "runbooks/disk-full.txt") == "disk-full"
+    assert plain_text_title("x" * (TITLE_MAX_CHARS + 1), "t/long.name.txt") == "long.name"
+    assert plain_text_title("y" * TITLE_MAX_CHARS, "t/a.txt") == "y" * TITLE_MAX_CHARS
+
+
+def test_heading_line_works_on_plain_text():
+    text = "Disk full on the ledger host\n\nThe disk fills up when logs rotate late. Free space first."
+    chunks = chunk_document(text, doc="runbooks/disk.txt", track="runbooks", method="chars", size=40,
+                            overlap=0, heading_line_on=True)
+    assert len(chunks) > 1
+    assert all(c.heading == "Disk full on the ledger host" and c.body == text[c.start : c.end] for c in chunks)
+    assert all(c.heading_path == ("Disk full on the ledger host",) for c in chunks)
+    untitled = chunk_document("The disk fills up.", doc="runbooks/disk-full.txt", track="runbooks",
+                              method="chars", size=40, overlap=0, heading_line_on=True)
+    assert untitled[0].text == "disk-full\nThe disk fills up."
+    # markdown documents are unchanged: no heading, no title of their own
+    assert chunk_document("plain words", doc="t/a.md", track="t", method="chars", size=40, overlap=0,
+                          heading_line_on=True)[0].heading == ""
