@@ -28,6 +28,7 @@ from rag_ablation.errors import UserError
 
 CONFIG_NAME = re.compile(r"^[a-z0-9_]+$")
 
+DATASETS = ("covidqa", "handbook")  # rag_ablation.datasets.registry.DATASETS
 CHUNKING_METHODS = ("chars", "fixed", "sentences")
 CHAR_OVERLAP_METHODS = ("chars", "fixed")  # chunking methods whose overlap is in characters
 RETRIEVAL_METHODS = ("dense", "bm25", "hybrid")
@@ -600,7 +601,8 @@ def _sizes(v: Any, where: str) -> tuple[int | None, ...]:
 
 @dataclass(frozen=True)
 class Params:
-    """The whole of params.yaml, checked."""
+    """The whole of params.yaml, checked. ``dataset`` names what the pipeline runs on
+    (``rag_ablation.datasets.registry``: handbook, the default, or covidqa)."""
 
     chunk_size: int
     chunk_overlap: int
@@ -613,8 +615,9 @@ class Params:
     llm: LlmConfig
     generation: GenerationConfig
     stats: StatsConfig
+    dataset: str = "handbook"
 
-    BLOCKS = ("chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "chunkings", "retrieval",
+    BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "chunkings", "retrieval",
               "query_transforms", "llm", "generation", "stats")
 
     @classmethod
@@ -623,8 +626,9 @@ class Params:
         if unknown:
             raise ConfigError(f"params.yaml: unknown top-level key(s) {', '.join(map(str, unknown))}; "
                               f"expected some of {', '.join(cls.BLOCKS)}")
-        top = read_block({k: raw.get(k) for k in ("chunk_size", "chunk_overlap")}, "params.yaml",
-                         {"chunk_size": positive_int, "chunk_overlap": non_negative_int}, defaults={})
+        top = read_block({k: raw.get(k) for k in ("dataset", "chunk_size", "chunk_overlap")}, "params.yaml",
+                         {"dataset": one_of(*DATASETS), "chunk_size": positive_int, "chunk_overlap": non_negative_int},
+                         defaults={"dataset": "handbook"})
         chunkings = {n: ChunkingConfig.from_params(n, s, base_size=top["chunk_size"], base_overlap=top["chunk_overlap"])
                      for n, s in _named(raw.get("chunkings"), "chunkings").items()}
         if not chunkings:
