@@ -149,14 +149,9 @@ def bm25_side_by_side(chunk_ids, chunk_tokens, questions, rounds):
 
 
 def fixed_windows(documents, size: int, overlap: int) -> list[Chunk]:
-    """The anchors' chunking (see the module docstring): raw windows, cut mid-word, not trimmed."""
-    step = size - overlap
-    return [
-        Chunk(id=f"{d.doc}#{n}", doc=d.doc, track=d.track, start=i, end=min(i + size, len(d.text)),
-              heading_path=(), heading="", body=d.text[i : i + size])
-        for d in documents
-        for n, i in enumerate(range(0, max(len(d.text) - overlap, 1), step))
-    ]
+    """The anchors' chunking (see the module docstring): raw windows, cut mid-word, not trimmed;
+    the pipeline's ``fixed`` chunking method (``chunking.fixed_regions``)."""
+    return chunk_corpus(((d.doc, d.track, d.text) for d in documents), method="fixed", size=size, overlap=overlap)
 
 
 def evaluate(rankings, questions, relevant):

@@ -28,7 +28,9 @@ from rag_ablation.errors import UserError
 
 CONFIG_NAME = re.compile(r"^[a-z0-9_]+$")
 
-CHUNKING_METHODS = ("chars", "sentences")
+DATASETS = ("covidqa", "handbook")  # rag_ablation.datasets.registry.DATASETS
+CHUNKING_METHODS = ("chars", "fixed", "sentences")
+CHAR_OVERLAP_METHODS = ("chars", "fixed")  # chunking methods whose overlap is in characters
 RETRIEVAL_METHODS = ("dense", "bm25", "hybrid")
 FUSIONS = ("append", "rrf")
 TOKENIZERS = ("regex", "whitespace")
@@ -229,8 +231,9 @@ def _named(spec: Any, where: str) -> Mapping[str, Any]:
 @dataclass(frozen=True)
 class ChunkingConfig:
     """``chunkings.<name>``: ``method`` chars (recursive character splitting with ``overlap``
-    characters) or sentences (pysbd sentences with ``overlap_sentences``); ``size`` and
-    ``overlap`` null take ``chunk_size`` / ``chunk_overlap``; ``overlap < size``."""
+    characters), fixed (plain ``size``-character windows starting every ``size - overlap``
+    characters, cut mid-word) or sentences (pysbd sentences with ``overlap_sentences``); ``size``
+    and ``overlap`` null take ``chunk_size`` / ``chunk_overlap``; ``overlap < size``."""
 
     name: str
     method: str
@@ -247,9 +250,10 @@ class ChunkingConfig:
     def from_params(cls, name: str, spec: Any, *, base_size: int, base_overlap: int) -> ChunkingConfig:
         where = f"chunkings.{name}"
         method = _mapping(spec, where).get("method") or "chars"
-        allowed = set(cls.SCHEMA) - ({"overlap_sentences"} if method == "chars" else {"overlap"})
+        chars = method in CHAR_OVERLAP_METHODS
+        allowed = set(cls.SCHEMA) - ({"overlap_sentences"} if chars else {"overlap"})
         v = read_block(spec, where, cls.SCHEMA, allowed=allowed, defaults={
-            "method": "chars", "size": base_size, "overlap": base_overlap if method == "chars" else 0,
+            "method": "chars", "size": base_size, "overlap": base_overlap if chars else 0,
             "overlap_sentences": 0, "heading_line": False, "table_headers": False})
         if v["overlap"] >= v["size"]:
             raise ConfigError(f"{where}.overlap: expected fewer characters than the size ({v['size']}), "
@@ -259,14 +263,26 @@ class ChunkingConfig:
 
 @dataclass(frozen=True)
 class LabelsConfig:
-    """``labels``: the span rule's ``window`` (characters) and ``same_doc_only``."""
+    """``labels``: the span rule and the checks on spans.
+
+    ``window``: a chunk is relevant if it contains the span or any ``window``-character piece of
+    it. ``same_doc_only``: match only in the gold document (the question's ``doc``); chunks of any
+    other document are never relevant (the COVID-QA protocol needs it: its short, common spans
+    recur across papers). ``min_span``: the questions stage rejects a span shorter than this many
+    characters (whitespace normalized), naming each question, since a short span ("3", "fever")
+    matches unrelated chunks. ``max_relevant``: the labels stage flags (in its metrics file, and on
+    stderr) every question with more than this many relevant chunks in a chunking, since a
+    common span makes a hit easy and inflates recall."""
 
     window: int = 30
     same_doc_only: bool = False
+    min_span: int = 20
+    max_relevant: int = 10
 
     @classmethod
     def from_params(cls, spec: Any) -> LabelsConfig:
-        return cls(**read_block(spec, "labels", {"window": positive_int, "same_doc_only": boolean},
+        return cls(**read_block(spec, "labels", {"window": positive_int, "same_doc_only": boolean,
+                                                 "min_span": positive_int, "max_relevant": positive_int},
                                 defaults=asdict(cls())))
 
 
@@ -702,7 +718,8 @@ def _floor(v: Any, where: str) -> float | dict[str, float]:
 
 @dataclass(frozen=True)
 class Params:
-    """The whole of params.yaml, checked."""
+    """The whole of params.yaml, checked. ``dataset`` names what the pipeline runs on
+    (``rag_ablation.datasets.registry``: handbook, the default, or covidqa)."""
 
     chunk_size: int
     chunk_overlap: int
@@ -717,8 +734,9 @@ class Params:
     stats: StatsConfig
     judge: JudgeConfig
     gate: GateConfig
+    dataset: str = "handbook"
 
-    BLOCKS = ("chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "chunkings", "retrieval",
+    BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "chunkings", "retrieval",
               "query_transforms", "llm", "generation", "stats", "judge", "gate")
 
     @classmethod
@@ -727,8 +745,9 @@ class Params:
         if unknown:
             raise ConfigError(f"params.yaml: unknown top-level key(s) {', '.join(map(str, unknown))}; "
                               f"expected some of {', '.join(cls.BLOCKS)}")
-        top = read_block({k: raw.get(k) for k in ("chunk_size", "chunk_overlap")}, "params.yaml",
-                         {"chunk_size": positive_int, "chunk_overlap": non_negative_int}, defaults={})
+        top = read_block({k: raw.get(k) for k in ("dataset", "chunk_size", "chunk_overlap")}, "params.yaml",
+                         {"dataset": one_of(*DATASETS), "chunk_size": positive_int, "chunk_overlap": non_negative_int},
+                         defaults={"dataset": "handbook"})
         chunkings = {n: ChunkingConfig.from_params(n, s, base_size=top["chunk_size"], base_overlap=top["chunk_overlap"])
                      for n, s in _named(raw.get("chunkings"), "chunkings").items()}
         if not chunkings:

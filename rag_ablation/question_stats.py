@@ -52,12 +52,13 @@ def source_passage(span: str, doc_text: str, *, budget: int = 800) -> str:
 
 
 def overlap_by_slice(questions: list[Question], documents: list[Document]) -> dict[str, float]:
-    """Mean ``lexical_overlap`` of each answerable question with its span's passage, per slice."""
+    """Mean ``lexical_overlap`` of each answerable question with its span's passage (the first
+    of its ``spans``), per slice."""
     texts = {d.doc: d.text for d in documents}
     per: dict[str, list[float]] = {}
     for q in questions:
         if q.answerable and q.doc in texts:
-            per.setdefault(q.slice, []).append(lexical_overlap(q.question, source_passage(q.span or "", texts[q.doc])))
+            per.setdefault(q.slice, []).append(lexical_overlap(q.question, source_passage(q.relevant_spans[0], texts[q.doc])))
     return {s: round(sum(v) / len(v), 4) for s, v in sorted(per.items())}
 
 
@@ -81,5 +82,7 @@ def span_regions(span: str, documents: list[Document], *, region: int = 800) -> 
 
 
 def ambiguous_spans(questions: list[Question], documents: list[Document], *, region: int = 800) -> list[str]:
-    """Ids of answerable questions whose span occurs in more than one region (see above)."""
-    return [q.id for q in questions if q.answerable and span_regions(q.span or "", documents, region=region) > 1]
+    """Ids of answerable questions whose span (or any of its ``spans``) occurs in more than one
+    region (see above)."""
+    return [q.id for q in questions if q.answerable
+            and any(span_regions(span, documents, region=region) > 1 for span in q.relevant_spans)]

@@ -28,10 +28,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
     args = ap.parse_args()
-    region = load_config().chunk_size
+    params = load_config()
+    region = params.chunk_size
 
     documents = load_corpus(args.corpus)
-    questions = load_questions(args.questions)
+    questions = load_questions(args.questions, min_span=params.labels.min_span)
     check_spans(questions, documents)
     ambiguous = ambiguous_spans(questions, documents, region=region)
     if ambiguous:

@@ -53,6 +53,21 @@ def test_shipped_params_read_with_defaults_filled():
     Params.from_params(yaml.safe_load((FIXTURES / "params.yaml").read_text()))
 
 
+def test_fixed_chunking_takes_the_base_overlap_and_refuses_sentence_overlap():
+    p = Params.from_params(with_change("chunkings.f", {"method": "fixed", "size": None, "overlap": None}))
+    assert (p.chunking("f").method, p.chunking("f").size, p.chunking("f").overlap) == (
+        "fixed", BASE["chunk_size"], BASE["chunk_overlap"])
+    assert "chunkings.f.overlap_sentences: does not apply here" in error_of(
+        with_change("chunkings.f", {"method": "fixed", "overlap_sentences": 1}))
+
+
+@pytest.mark.bad_input
+def test_dataset_is_a_registered_name():
+    assert Params.from_params(BASE).dataset == "handbook"
+    assert Params.from_params(with_change("dataset", "covidqa")).dataset == "covidqa"
+    assert "params.yaml.dataset: expected one of covidqa, handbook, got 'squad'" in error_of(with_change("dataset", "squad"))
+
+
 def test_absent_blocks_take_their_defaults():
     raw = {k: BASE[k] for k in ("chunk_size", "chunk_overlap", "chunkings")}
     raw["retrieval"] = {"dense": {"chunking": "base", "method": "dense"}}
@@ -159,6 +174,7 @@ def test_yaml_syntax_error_names_line_and_column(tmp_path):
 
 def test_name_tuples_match_the_registries():
     """config checks names early; the registries dispatch them: the two must agree."""
+    from rag_ablation.datasets.registry import DATASETS
     from rag_ablation.llm.backends import BACKENDS
     from rag_ablation.llm.transforms import TRANSFORMS
     from rag_ablation.retrieval.bm25 import IMPLEMENTATIONS
@@ -167,6 +183,7 @@ def test_name_tuples_match_the_registries():
     from rag_ablation.text import TOKENIZERS
 
     assert set(config.CHUNKING_METHODS) == set(CHUNKERS)
+    assert set(config.DATASETS) == set(DATASETS)
     assert set(config.FUSIONS) == set(FUSIONS)
     assert set(config.TOKENIZERS) == set(TOKENIZERS)
     assert set(config.BM25_IMPLS) == set(IMPLEMENTATIONS)

@@ -41,7 +41,8 @@ def test_every_problem_is_listed_with_its_line(tmp_path):
     msg = str(e.value)
     assert "line 2: not valid JSON" in msg
     assert "line 3: duplicate id 'a' (first on line 1)" in msg
-    assert "line 4: span 'short' has 5 characters, expected at least 20" in msg
+    assert ("line 4: question 'b': span 'short' has 5 characters, expected at least 20 (labels.min_span); "
+            "copy a longer span from the document or lower labels.min_span") in msg
     assert "line 5: missing field(s) answer" in msg
     assert "line 6: field 'doc' must be null for an unanswerable question" in msg
     assert "line 7: unknown field(s) extra" in msg
@@ -140,3 +141,138 @@ def test_a_link_out_of_the_corpus_is_named(tmp_path):
 def test_a_doc_path_must_stay_under_the_corpus(tmp_path, doc):
     with pytest.raises(QuestionError, match=r"field 'doc' must be a path under the corpus root"):
         load_questions(write(tmp_path, [{**GOOD, "doc": doc}]))
+
+
+@pytest.mark.bad_input
+def test_min_span_is_a_parameter(tmp_path):
+    rows = [GOOD, {**GOOD, "id": "b", "span": "noon on every"}]  # 24 and 13 characters
+    assert [q.id for q in load_questions(write(tmp_path, rows), min_span=10)] == ["a", "b"]
+    with pytest.raises(QuestionError) as e:
+        load_questions(write(tmp_path, rows), min_span=25)
+    msg = str(e.value)
+    assert "line 1: question 'a': span 'at noon on every weekday' has 24 characters, expected at least 25" in msg
+    assert "line 2: question 'b'" in msg and "2 problem(s)" in msg
+
+
+@pytest.mark.bad_input
+def test_the_questions_stage_takes_min_span_from_params(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    from conftest import ROOT
+
+    params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    params["labels"]["min_span"] = 1000
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    res = subprocess.run([sys.executable, str(ROOT / "stages/questions.py"), "--corpus", str(FIXTURES / "corpus"),
+                          "--questions", str(FIXTURES / "questions.jsonl"), "--out", "q.jsonl", "--metrics", "m.json"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 2, res.stderr
+    answerable = [q for q in load_questions(FIXTURES / "questions.jsonl") if q.answerable]
+    assert res.stderr.count("expected at least 1000 (labels.min_span)") == len(answerable)
+    assert all(f"question {q.id!r}" in res.stderr for q in answerable)
+    assert not (tmp_path / "q.jsonl").exists()
+
+
+SPANS = {**GOOD, "span": None, "spans": ["at noon on every weekday", "every weekday at noon sharp"]}
+
+
+def test_a_question_may_carry_a_list_of_spans(tmp_path):
+    docs = [Document("t/d.md", "t", "The job runs at noon on every weekday. Put another way: every weekday at noon sharp.")]
+    no_span_key = {k: v for k, v in SPANS.items() if k != "span"} | {"id": "b"}
+    qs = load_questions(write(tmp_path, [GOOD, SPANS | {"id": "s"}, no_span_key]))
+    check_spans(qs, docs)
+    assert qs[0].spans is None and qs[0].relevant_spans == ("at noon on every weekday",)
+    assert qs[1].relevant_spans == tuple(SPANS["spans"]) and qs[2].relevant_spans == tuple(SPANS["spans"])
+    # a question without `spans` is written back with exactly the old fields (byte-identical files)
+    assert list(qs[0].to_json()) == ["id", "question", "doc", "span", "answer", "slice", "track"]
+    assert qs[1].to_json()["spans"] == SPANS["spans"] and qs[1].to_json()["span"] is None
+    from rag_ablation.questions import Question
+    assert Question(**qs[1].to_json()) == qs[1]  # how later stages read it back
+
+
+@pytest.mark.bad_input
+def test_bad_span_lists_are_named(tmp_path):
+    rows = [
+        SPANS | {"span": "at noon on every weekday"},
+        SPANS | {"id": "b", "spans": []},
+        SPANS | {"id": "c", "spans": ["at noon on every weekday", "short"]},
+        {**GOOD, "id": "d", "slice": "unanswerable", "doc": None, "span": None, "spans": ["at noon on every weekday"]},
+        SPANS | {"id": "e", "spans": "at noon on every weekday"},
+    ]
+    with pytest.raises(QuestionError) as e:
+        load_questions(write(tmp_path, rows))
+    msg = str(e.value)
+    assert "line 1: fields 'span' and 'spans' both set" in msg
+    assert "line 2: field 'spans' must be a non-empty list of non-empty strings, found []" in msg
+    assert "line 3: question 'c': spans[1] 'short' has 5 characters, expected at least 20" in msg
+    assert "line 4: field 'spans' must be null for an unanswerable question" in msg
+    assert "line 5: field 'spans' must be a non-empty list" in msg
+    assert "5 problem(s)" in msg
+
+
+@pytest.mark.bad_input
+def test_each_span_of_a_list_is_checked_in_its_document(tmp_path):
+    docs = [Document("t/d.md", "t", "The job runs at noon on every weekday.")]
+    qs = load_questions(write(tmp_path, [SPANS]))
+    with pytest.raises(QuestionError, match=r"1 question\(s\) have a span not found in their document: a \(spans\[1\]\)"):
+        check_spans(qs, docs)
+
+
+def test_ambiguity_and_overlap_use_every_span():
+    span = "rotated every thirty days"
+    near = Document("t/b.md", "t", f"Keys are {span}; yes, {span}. Tokens expire after one full hour.")
+    far = Document("t/a.md", "t", "Tokens expire after one full hour. " + "x" * 900)
+    qs = load_questions_from([{**GOOD, "doc": "t/b.md", "span": None,
+                               "spans": [span, "Tokens expire after one full hour"]}])
+    assert ambiguous_spans(qs, [near]) == []
+    assert ambiguous_spans(qs, [near, far]) == ["a"]  # the second span occurs in both documents
+
+
+@pytest.mark.bad_input
+def test_the_labels_stage_flags_questions_with_too_many_relevant_chunks(tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    from conftest import ROOT
+    from rag_ablation.corpus import load_corpus as corpus_of
+    from rag_ablation.io import write_jsonl
+    from rag_ablation.retrieval.chunking import chunk_corpus
+
+    params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    params["labels"]["max_relevant"] = 1
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    docs = corpus_of(FIXTURES / "corpus")
+    chunks = chunk_corpus(((d.doc, d.track, d.text) for d in docs), method="fixed", size=60, overlap=40)
+    write_jsonl(tmp_path / "chunks.jsonl", [c.to_json() for c in chunks])
+    write_jsonl(tmp_path / "q.jsonl", [q.to_json() for q in load_questions(FIXTURES / "questions.jsonl")])
+    res = subprocess.run([sys.executable, str(ROOT / "stages/labels.py"), "--chunks", "chunks.jsonl",
+                          "--questions", "q.jsonl", "--out", "labels.json", "--metrics", "m.json"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    relevant = json.loads((tmp_path / "labels.json").read_text())["relevant"]
+    m = json.loads((tmp_path / "m.json").read_text())
+    over = {q: len(ids) for q, ids in relevant.items() if len(ids) > 1}
+    assert over and m["over_max_relevant"] == over and m["n_over_max_relevant"] == len(over)
+    assert m["max_relevant"] == 1 and m["max_n_relevant"] == max(map(len, relevant.values()))
+    assert "more than 1 relevant chunks (labels.max_relevant" in res.stderr
+    assert sorted(json.loads((tmp_path / "labels.json").read_text())) == ["relevant", "same_doc_only", "unlabeled", "window"]
+
+
+@pytest.mark.bad_input
+def test_a_doc_without_its_track_gets_a_hint():
+    docs = [Document("runbooks/x.md", "runbooks", "The job runs at noon on every weekday."),
+            Document("guides/x.md", "guides", "other"), Document("guides/y.md", "guides", "other")]
+    qs = load_questions_from([{**GOOD, "doc": "x.md"}, {**GOOD, "id": "b", "doc": "guide/y.md"},
+                              {**GOOD, "id": "c", "doc": "z.md"}])
+    with pytest.raises(QuestionError) as e:
+        check_spans(qs, docs)
+    msg = str(e.value)
+    assert "a (doc 'x.md'; did you mean runbooks/x.md or guides/x.md? the path must include the track)" in msg
+    assert "b (doc 'guide/y.md'; did you mean guides/y.md? the path must include the track)" in msg
+    assert "c (doc 'z.md')" in msg

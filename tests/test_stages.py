@@ -46,7 +46,7 @@ def built(tmp_path_factory):
               "--metrics", d / f"metrics/index/{name}.json")
         stage(d, "bm25_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"bm25/{name}.json")
         stage(d, "labels.py", "--chunks", b / f"chunks/{name}.jsonl", "--questions", b / "q.jsonl",
-              "--out", b / f"labels/{name}.json")
+              "--out", b / f"labels/{name}.json", "--metrics", d / f"metrics/labels/{name}.json")
     for name, cfg in params["retrieval"].items():
         c = cfg["chunking"]
         stage(d, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks", b / f"chunks/{c}.jsonl",

@@ -132,7 +132,7 @@ def worksheet(config: str, records: Sequence[Mapping[str, Any]], passages: Mappi
         if q.id not in missed:
             continue
         lines += [f"## {q.id} ({q.slice})", "", f"**Question:** {q.question}", "",
-                  f"**Labelled span** ({q.doc}): {q.span}", "", f"**Reference answer:** {q.answer}", ""]
+                  f"**Labelled span** ({q.doc}): {' | '.join(q.relevant_spans)}", "", f"**Reference answer:** {q.answer}", ""]
         for rank, cid in enumerate(ranking.get(q.id, [])[:k], start=1):
             text = " ".join(passages.get(cid, "").split())
             lines += [f"{rank}. `{cid}`", "", f"   > {text}", ""]

@@ -7,6 +7,9 @@ span, or any window of ``window`` consecutive characters of it, after whitespace
 ``Chunk.body``). Because labels are defined by text, the same question file labels every
 chunking.
 
+A question with several acceptable spans (``spans``) is labelled with the union: a chunk is
+relevant if it matches any of them by the rule above.
+
 With ``same_doc_only`` a chunk must also come from the question's own document, which keeps
 short, common windows from matching unrelated documents (needed on corpora such as COVID-QA).
 
@@ -15,7 +18,7 @@ a table of the questions' windows: O(total characters), not O(chunks x windows).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from rag_ablation.text import normalize
 
@@ -32,13 +35,14 @@ def span_windows(span: str, window: int) -> set[str]:
 
 
 def relevant_chunks(
-    spans: Mapping[str, str],
+    spans: Mapping[str, str | Sequence[str]],
     bodies: Iterable[tuple[str, str, str]],
     *,
     window: int = 30,
     span_docs: Mapping[str, str] | None = None,
 ) -> dict[str, list[str]]:
-    """For each question id in ``spans`` (id -> span), the ids of relevant chunks.
+    """For each question id in ``spans`` (id -> span, or id -> list of spans), the ids of
+    relevant chunks: those matching the span, or any span of the list (the union).
 
     ``bodies`` yields (chunk id, chunk doc, chunk body). ``span_docs`` (id -> doc), when given,
     restricts each question to chunks of its own document. Every question id appears in the
@@ -47,10 +51,11 @@ def relevant_chunks(
     # one window table per document when restricted (a chunk only scans its own document's
     # questions), else one shared table under the key None
     tables: dict[str | None, dict[int, dict[str, list[str]]]] = {}
-    for qid, span in spans.items():
+    for qid, given in spans.items():
         owner = span_docs.get(qid) if span_docs is not None else None
         by_width = tables.setdefault(owner, {})
-        for w in span_windows(span, window):
+        windows = set().union(*(span_windows(s, window) for s in ([given] if isinstance(given, str) else given)))
+        for w in windows:
             by_width.setdefault(len(w), {}).setdefault(w, []).append(qid)
     out: dict[str, list[str]] = {qid: [] for qid in spans}
     for cid, cdoc, body in bodies:

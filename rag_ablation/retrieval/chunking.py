@@ -10,11 +10,17 @@ document, end exclusive, with surrounding whitespace trimmed) and its heading pa
 Two options change the indexed text without changing the source region:
 
 - ``heading_line``: the chunk is prefixed with one line ``Title > Section > Subsection``. The line
-  is stored apart (``Chunk.heading``) so span labels never count it.
+  is stored apart (``Chunk.heading``) so span labels never count it. A plain-text document
+  (``.txt``) has no markdown title, so it gets one (``plain_text_title``): its first line if that
+  looks like a title (``TITLE_MAX_CHARS`` characters at most, not ending with a period), else
+  its file name stem; the title heads the heading path of every chunk of the document (markdown
+  ``#`` lines in it still cut sections, below the title).
 - ``table_headers``: when a markdown table is split across chunks, every piece after the first
   starts with the table's header and separator rows again.
 
-Chunkers are looked up by name in ``CHUNKERS``; ``chunk_document`` dispatches.
+Chunkers are looked up by name in ``CHUNKERS``; ``chunk_document`` dispatches: ``chars``
+(recursive splitting at paragraphs, lines, sentences, words), ``fixed`` (plain character windows,
+``fixed_regions``) and ``sentences`` (pysbd sentences merged to the size).
 """
 from __future__ import annotations
 
@@ -159,6 +165,29 @@ def char_regions(text: str, start: int, end: int, *, size: int, overlap: int) ->
     return [(s, e) for s, e in regions if e > s]
 
 
+# --- fixed character windows ----------------------------------------------------------
+
+
+def fixed_regions(text: str, start: int, end: int, *, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Plain character windows of text[start:end], blind to words and lines: window ``n`` is
+    ``[start + n*step, min(start + n*step + size, end))`` with ``step = size - overlap``, for every
+    ``n`` whose window start lies before ``end - overlap`` (at least one window). So the last
+    window never lies wholly inside the previous one's overlap. Windows are not trimmed (a window
+    may begin or end mid-word or on whitespace); a whitespace-only window is dropped.
+
+    On a document without headings (one section) this is exactly the anchors' chunking of
+    ``shared/notes/anchors-covidqa.md``: ``text[i:i + size] for i in range(0, max(len(text) -
+    overlap, 1), size - overlap)`` (2,904 chunks at 1000/200 and 5,783 at 500/100 on COVID-QA).
+    """
+    if size <= 0:
+        raise ValueError(f"chunk size must be positive, got {size}")
+    if not 0 <= overlap < size:
+        raise ValueError(f"overlap must be in [0, size), got overlap={overlap} with size={size}")
+    step = size - overlap
+    regions = [(i, min(i + size, end)) for i in range(start, max(end - overlap, start + 1), step)]
+    return [(s, e) for s, e in regions if text[s:e].strip()]
+
+
 # --- sentence chunking --------------------------------------------------------------------
 
 _SEGMENTER = None
@@ -214,6 +243,21 @@ def sentence_regions(
 # --- options: heading line and table headers ----------------------------------------------
 
 
+TITLE_MAX_CHARS = 80
+
+
+def plain_text_title(text: str, doc: str) -> str:
+    """The title of a plain-text document: its first non-blank line (stripped) when that looks
+    like a title, i.e. has at most ``TITLE_MAX_CHARS`` characters and does not end with a
+    period; otherwise the file name without folder and suffix (``runbooks/disk-full.txt`` ->
+    ``disk-full``)."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first and len(first) <= TITLE_MAX_CHARS and not first.endswith("."):
+        return first
+    name = doc.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
 def heading_line(title_path: tuple[str, ...]) -> str:
     """``"Title > Section > Subsection"``; empty when there is no heading at all."""
     return " > ".join(p for p in title_path if p)
@@ -257,7 +301,11 @@ def _sentences(
     return sentence_regions(text, start, end, size=size, overlap_sentences=overlap_sentences)
 
 
-CHUNKERS: dict[str, RegionFn] = {"chars": _chars, "sentences": _sentences}
+def _fixed(text: str, start: int, end: int, *, size: int, overlap: int, **_: object) -> list[tuple[int, int]]:
+    return fixed_regions(text, start, end, size=size, overlap=overlap)
+
+
+CHUNKERS: dict[str, RegionFn] = {"chars": _chars, "fixed": _fixed, "sentences": _sentences}
 
 
 def get_chunker(name: str) -> RegionFn:
@@ -277,10 +325,13 @@ def chunk_document(
     heading_line_on: bool = False,
     table_headers: bool = False,
 ) -> list[Chunk]:
-    """Chunk one document with the named method, section by section (module docstring)."""
+    """Chunk one document with the named method, section by section (module docstring). A
+    ``.txt`` document's heading paths start with its ``plain_text_title``."""
     regions_of = get_chunker(method)
+    title = (plain_text_title(text, doc),) if doc.endswith(".txt") else ()
     chunks: list[Chunk] = []
     for sec in sections(text):
+        path = title + sec.path
         for s, e in regions_of(
             text, sec.start, sec.end, size=size, overlap=overlap, overlap_sentences=overlap_sentences
         ):
@@ -294,8 +345,8 @@ def chunk_document(
                     track=track,
                     start=s,
                     end=e,
-                    heading_path=sec.path,
-                    heading=heading_line(sec.path) if heading_line_on else "",
+                    heading_path=path,
+                    heading=heading_line(path) if heading_line_on else "",
                     body=body,
                 )
             )

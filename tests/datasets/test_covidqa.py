@@ -110,6 +110,16 @@ def test_importer_on_the_release(covidqa):
 
 
 @needs_covidqa
+def test_fixed_chunking_is_the_anchors_chunking(covidqa):
+    docs, _ = covidqa
+    for size, overlap, count in ((1000, 200, 2904), (500, 100, 5783)):
+        chunks = chunk_corpus(((d.doc, d.track, d.text) for d in docs), method="fixed", size=size, overlap=overlap)
+        assert len(chunks) == count
+        anchors = [d.text[i : i + size] for d in docs for i in range(0, max(len(d.text) - overlap, 1), size - overlap)]
+        assert [c.body for c in chunks] == anchors
+
+
+@needs_covidqa
 def test_bm25_reproduces_the_anchors_at_1000(covidqa):
     docs, questions = covidqa
     chunks = chunk_corpus(((d.doc, d.track, d.text) for d in docs), method="chars", size=1000, overlap=200)

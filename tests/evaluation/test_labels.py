@@ -53,3 +53,15 @@ def test_same_doc_only_restricts_to_the_question_document():
 
 def test_every_question_appears_even_without_a_match():
     assert relevant_chunks({"q": "nothing like this anywhere"}, [("c", "d", "text")], window=10) == {"q": []}
+
+
+def test_a_list_of_spans_labels_the_union():
+    one = "the settlement window closes at five in the afternoon"
+    two = "retries stop after the third failed attempt of the day"
+    bodies = [("a", "d", f"x {one} y"), ("b", "d", f"z {two}"), ("c", "e", one), ("n", "d", "nothing")]
+    union = relevant_chunks({"q": [one, two], "single": one}, bodies, window=30)
+    assert union == {"q": ["a", "b", "c"], "single": ["a", "c"]}
+    assert union["q"] == sorted(set(relevant_chunks({"q": one}, bodies)["q"]) | set(relevant_chunks({"q": two}, bodies)["q"]))
+    same_doc = relevant_chunks({"q": (one, two)}, bodies, window=30, span_docs={"q": "d"})
+    assert same_doc == {"q": ["a", "b"]}
+    assert relevant_chunks({"q": [one]}, bodies) == relevant_chunks({"q": one}, bodies)

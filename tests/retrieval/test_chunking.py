@@ -8,6 +8,7 @@ from rag_ablation.retrieval.chunking import (
     Chunk,
     char_regions,
     chunk_document,
+    fixed_regions,
     get_chunker,
     heading_line,
     sections,
@@ -146,5 +147,66 @@ def test_chunk_json_round_trip():
 
 @pytest.mark.bad_input
 def test_unknown_method_lists_valid_names():
-    with pytest.raises(UnknownName, match="expected one of: chars, sentences"):
+    with pytest.raises(UnknownName, match="expected one of: chars, fixed, sentences"):
         get_chunker("semantic")
+
+
+def test_fixed_windows_are_plain_character_windows():
+    text = "abcdefghij" * 2 + "abc"  # 23 characters, no separators respected
+    size, overlap = 10, 3
+    step = size - overlap
+    # window n starts at n*step while the start is before len - overlap; the last is clipped
+    starts = [n * step for n in range(len(text)) if n * step < len(text) - overlap]
+    assert starts == [0, 7, 14]
+    assert fixed_regions(text, 0, len(text), size=size, overlap=overlap) == [
+        (i, min(i + size, len(text))) for i in starts]
+    # exactly the anchors' formula: text[i:i + size] for i in range(0, max(len - overlap, 1), step)
+    assert [text[s:e] for s, e in fixed_regions(text, 0, len(text), size=size, overlap=overlap)] == [
+        text[i : i + size] for i in range(0, max(len(text) - overlap, 1), step)]
+
+
+def test_fixed_windows_cut_mid_word_keep_offsets_and_stay_in_their_section():
+    text = "one two three four five six"
+    regions = fixed_regions(text, 4, len(text), size=8, overlap=2)  # from "two" on
+    assert regions == [(4, 12), (10, 18), (16, 24), (22, 27)]
+    assert text[10:18] == "ree four"  # no word boundaries
+    short = fixed_regions("tiny", 0, 4, size=10, overlap=3)
+    assert short == [(0, 4)]  # a text shorter than the overlap still gets its one window
+    chunks = chunk_document(DOC, doc="d.md", track="t", method="fixed", size=40, overlap=10)
+    for c in chunks:
+        assert c.body == DOC[c.start : c.end] and c.end - c.start <= 40
+    secs = sections(DOC)
+    assert all(any(s.start <= c.start and c.end <= s.end for s in secs) for c in chunks)
+    assert fixed_regions("a" + " " * 20 + "b", 0, 22, size=5, overlap=0) == [(0, 5), (20, 22)]  # blank windows dropped
+
+
+@pytest.mark.bad_input
+def test_fixed_windows_reject_bad_sizes():
+    with pytest.raises(ValueError, match="overlap must be in"):
+        fixed_regions("abc", 0, 3, size=10, overlap=10)
+
+
+def test_plain_text_title_is_the_first_line_when_it_looks_like_one():
+    from rag_ablation.retrieval.chunking import TITLE_MAX_CHARS, plain_text_title
+
+    assert plain_text_title("\n  Disk full on the ledger host  \n\nThe disk fills up.", "runbooks/disk.txt") == \
+        "Disk full on the ledger host"
+    # a sentence (final period) or a long first line is not a title: the file name stem is
+    assert plain_text_title("The disk fills up at night.\nMore.", "runbooks/disk-full.txt") == "disk-full"
+    assert plain_text_title("x" * (TITLE_MAX_CHARS + 1), "t/long.name.txt") == "long.name"
+    assert plain_text_title("y" * TITLE_MAX_CHARS, "t/a.txt") == "y" * TITLE_MAX_CHARS
+
+
+def test_heading_line_works_on_plain_text():
+    text = "Disk full on the ledger host\n\nThe disk fills up when logs rotate late. Free space first."
+    chunks = chunk_document(text, doc="runbooks/disk.txt", track="runbooks", method="chars", size=40,
+                            overlap=0, heading_line_on=True)
+    assert len(chunks) > 1
+    assert all(c.heading == "Disk full on the ledger host" and c.body == text[c.start : c.end] for c in chunks)
+    assert all(c.heading_path == ("Disk full on the ledger host",) for c in chunks)
+    untitled = chunk_document("The disk fills up.", doc="runbooks/disk-full.txt", track="runbooks",
+                              method="chars", size=40, overlap=0, heading_line_on=True)
+    assert untitled[0].text == "disk-full\nThe disk fills up."
+    # markdown documents are unchanged: no heading, no title of their own
+    assert chunk_document("plain words", doc="t/a.md", track="t", method="chars", size=40, overlap=0,
+                          heading_line_on=True)[0].heading == ""

@@ -1,0 +1,108 @@
+"""The dataset switch: which corpus, questions and label audit the pipeline runs on.
+
+``dataset`` in params.yaml names an entry of ``DATASETS``; the ``dataset`` stage builds it and
+writes it to one folder that every later stage reads (``write_dataset``)::
+
+    <out>/corpus/<track>/<file>    the documents, as ``rag_ablation.corpus.load_corpus`` reads them
+    <out>/questions.jsonl          the question set (``rag_ablation.questions``)
+    <out>/audit.jsonl              the label audit (``rag_ablation.evaluation.audit``; may be empty)
+
+The datasets:
+
+- ``handbook``: the repository's example data, at the paths dvc.yaml passes (``data/corpus``,
+  ``data/questions/handbook.jsonl``, ``data/labels/audit.jsonl``). Documents are written back as
+  ``load_corpus`` reads them (same paths, same text), the question file is validated (a problem
+  names the source file and its line) and kept byte for byte, and so is the audit. Every later
+  output is therefore the same as when the stages read ``data/`` directly.
+- ``covidqa``: the normalized COVID-QA release, read in place from
+  ``$RAG_ABLATION_DATASETS/covidqa`` (``rag_ablation.io.datasets_dir``; never copied into git)
+  by ``rag_ablation.datasets.covidqa.load_covidqa`` under its protocol: the questions whose first
+  answer span has at least ``labels.min_span`` characters. Document ``<doc_id>`` becomes
+  ``covidqa/<doc_id>.txt`` (text unchanged); each question becomes ``{id, question, doc:
+  covidqa/<doc_id>.txt, span: its first answer span, answer: the same span, slice: main, track:
+  covidqa}``, in file order. It has no label audit. Its relevance rule needs
+  ``labels.same_doc_only: true`` (the anchors' protocol); DVC does not watch the external folder,
+  so after changing it run ``dvc repro -f dataset``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_ablation.corpus import Document, load_corpus
+from rag_ablation.datasets.covidqa import TRACK as COVIDQA_TRACK
+from rag_ablation.datasets.covidqa import load_covidqa
+from rag_ablation.errors import lookup
+from rag_ablation.io import datasets_dir, write_text
+from rag_ablation.questions import Question, load_questions
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The repository's own data files (paths from dvc.yaml); datasets read from elsewhere
+    ignore them."""
+
+    corpus: Path
+    questions: Path
+    audit: Path
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A built dataset: documents, the question file's text (JSON lines) and the audit's text."""
+
+    documents: list[Document]
+    questions_text: str
+    audit_text: str
+
+
+def handbook(src: Sources, *, min_span: int) -> Dataset:
+    """The repository's example data (module docstring)."""
+    documents = load_corpus(src.corpus)
+    load_questions(src.questions, min_span=min_span)  # problems name the source file and its lines
+    audit = src.audit.read_text(encoding="utf-8") if src.audit.is_file() else ""
+    return Dataset(documents, src.questions.read_text(encoding="utf-8"), audit)
+
+
+def covidqa(src: Sources, *, min_span: int) -> Dataset:
+    """COVID-QA from ``$RAG_ABLATION_DATASETS/covidqa`` (module docstring)."""
+    docs, rows = load_covidqa(datasets_dir() / "covidqa", min_span=min_span)
+    path = {d.doc: f"{COVIDQA_TRACK}/{d.doc}.txt" for d in docs}
+    documents = [Document(path[d.doc], COVIDQA_TRACK, d.text) for d in docs]
+    questions = [Question(id=r["id"], question=r["question"], doc=path.get(r["doc"], r["doc"]), span=r["span"],
+                          answer=r["span"], slice="main", track=COVIDQA_TRACK) for r in rows]
+    return Dataset(documents, "".join(dumps_line(q.to_json()) for q in questions), "")
+
+
+def dumps_line(obj: dict) -> str:
+    """One JSON line as ``rag_ablation.io.write_jsonl`` writes it (sorted keys)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+DATASETS: dict[str, Callable[..., Dataset]] = {"covidqa": covidqa, "handbook": handbook}
+
+
+def build_dataset(name: str, src: Sources, *, min_span: int) -> Dataset:
+    """The dataset registered as ``name``; an unknown name lists the valid ones."""
+    return lookup(DATASETS, name, "dataset")(src, min_span=min_span)
+
+
+def write_dataset(ds: Dataset, out: Path) -> None:
+    """Write ``ds`` to ``out`` (module docstring). The corpus folder is written beside its
+    target and renamed into place, so a failure never leaves half a corpus."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / ".corpus.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    for d in ds.documents:
+        write_text(tmp / d.doc, d.text)
+    if (out / "corpus").exists():
+        shutil.rmtree(out / "corpus")
+    os.replace(tmp, out / "corpus")
+    write_text(out / "questions.jsonl", ds.questions_text)
+    write_text(out / "audit.jsonl", ds.audit_text)

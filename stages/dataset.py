@@ -1,0 +1,35 @@
+"""Stage `dataset`: write the data set named by `dataset` in params.yaml (handbook or covidqa) to
+one folder that every later stage reads: corpus/, questions.jsonl and audit.jsonl
+(rag_ablation.datasets.registry). handbook comes from the repository's data files given here;
+covidqa is read in place from $RAG_ABLATION_DATASETS/covidqa and never copied into git.
+"""
+from __future__ import annotations
+
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
+import argparse
+import sys
+from pathlib import Path
+
+from rag_ablation import cli
+from rag_ablation.config import load_config
+from rag_ablation.datasets.registry import Sources, build_dataset, write_dataset
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--corpus", type=Path, required=True, help="the repository's corpus (handbook)")
+    ap.add_argument("--questions", type=Path, required=True, help="the repository's question file (handbook)")
+    ap.add_argument("--audit", type=Path, required=True, help="the repository's label audit (handbook)")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    params = load_config()
+    ds = build_dataset(params.dataset, Sources(args.corpus, args.questions, args.audit),
+                       min_span=params.labels.min_span)
+    write_dataset(ds, args.out)
+    n = sum(1 for line in ds.questions_text.splitlines() if line.strip())
+    print(f"dataset {params.dataset}: {len(ds.documents)} documents, {n} questions", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    cli.run(main)
