@@ -340,9 +340,11 @@ class RerankConfig:
 class RetrievalConfig:
     """``retrieval.<name>``: one retrieval configuration (see params.yaml for the keys).
 
-    ``fusion`` applies to hybrid only; ``rrf_k`` and ``weights`` to hybrid with rrf only; a key
-    that does not apply is an error. ``k >= 10`` (recall@10 and MRR@10 need ten results) and
-    ``depth >= k``."""
+    ``fusion`` applies to hybrid only; ``rrf_k``, ``weights`` and ``ties`` to hybrid with rrf
+    only; a key that does not apply is an error. ``ties`` names the retriever whose list wins an
+    RRF tie (equal fused scores: a chunk at rank r of one list only against a chunk at rank r of
+    the other): ``dense`` (the default) or ``bm25``. ``k >= 10`` (recall@10 and MRR@10 need ten
+    results) and ``depth >= k``."""
 
     name: str
     chunking: str
@@ -350,6 +352,7 @@ class RetrievalConfig:
     fusion: str | None = None
     rrf_k: float | None = None
     weights: Mapping[str, float] = field(default_factory=dict)
+    ties: str | None = None
     depth: int = 100
     rerank: RerankConfig | None = None
     k: int = 10
@@ -371,16 +374,16 @@ class RetrievalConfig:
         fusion = raw.get("fusion") or "rrf"
         allowed = {"chunking", "method", "depth", "rerank", "k", "query"}
         if method == "hybrid":
-            allowed |= {"fusion"} | ({"rrf_k", "weights"} if fusion == "rrf" else set())
+            allowed |= {"fusion"} | ({"rrf_k", "weights", "ties"} if fusion == "rrf" else set())
         schema: dict[str, Check] = {
             "chunking": one_of(*chunkings), "method": one_of(*RETRIEVAL_METHODS), "fusion": one_of(*FUSIONS),
-            "rrf_k": positive_number, "weights": _weights, "depth": positive_int,
+            "rrf_k": positive_number, "weights": _weights, "ties": one_of("dense", "bm25"), "depth": positive_int,
             "rerank": lambda v, w: RerankConfig.from_params(v, w), "k": positive_int,
             "query": one_of(*transforms),
         }
         try:
             v = read_block(spec, where, schema, allowed=allowed, defaults={
-                "fusion": None, "rrf_k": None, "weights": {}, "depth": 100, "rerank": None, "k": 10,
+                "fusion": None, "rrf_k": None, "weights": {}, "ties": None, "depth": 100, "rerank": None, "k": 10,
                 "query": "none" if "none" in transforms else None})
         except ConfigError as e:
             if method in RETRIEVAL_METHODS and "does not apply" in str(e):
@@ -390,6 +393,8 @@ class RetrievalConfig:
             v["fusion"] = fusion
             if fusion == "rrf" and v["rrf_k"] is None:
                 v["rrf_k"] = 60.0
+            if fusion == "rrf" and v["ties"] is None:
+                v["ties"] = "dense"
         if v["k"] < 10:
             raise _fail(f"{where}.k", "at least 10 (recall@10 and MRR@10 need ten results)", v["k"])
         if v["depth"] < v["k"]:

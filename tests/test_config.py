@@ -241,3 +241,11 @@ def test_judge_block_errors_name_the_key_and_the_choices():
     assert msg.startswith("judge.llm.model: missing"), msg
     assert "judge.second_llm.timeout" in error_of(with_change("judge.second_llm", {"backend": "ollama", "model": "m",
                                                                                     "timeout": -1}))
+
+
+def test_rrf_ties_default_to_dense_and_apply_to_rrf_only():
+    p = Params.from_params(BASE)
+    assert p.config("hybrid").ties == "dense" and p.config("hybrid_fixed1000").ties == "bm25"
+    assert p.config("dense").ties is None
+    assert "does not apply" in error_of(with_change("retrieval.dense.ties", "bm25"))
+    assert error_of(with_change("retrieval.hybrid.ties", "splade")).startswith("retrieval.hybrid.ties:")

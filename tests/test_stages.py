@@ -559,3 +559,39 @@ def test_a_second_judge_model_served_by_ollama_judges_every_answer(judged, tmp_p
                             else {"verdict": "invalid", "detail": "I cannot tell."})
     assert out["judges"]["llm"]["invalid"] == sum(v["llm"]["verdict"] == "invalid" for v in out["verdicts"])
     assert len([r for r in state.requests if r[1] == "/api/chat"]) == len(answers)
+
+
+@pytest.mark.slow
+def test_kill_minus_9_while_judging_loses_no_finished_verdict(judged, tmp_path):
+    """SIGKILL a judge run once some verdicts are in the prompt cache (its own, empty at the
+    start); the rerun takes those from the cache, asks the judge model only for the rest, and
+    writes the same file as an uninterrupted run."""
+    import signal
+    import sqlite3
+    import time
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, "RAG_ABLATION_CACHE": str(cache)}
+    args = [sys.executable, str(ROOT / "stages" / "judge.py"), *map(str, judge_args(judged, "bm25", tmp_path / "j.json"))]
+    args[args.index("--latency") + 1] = str(tmp_path / "lat.json")
+    proc = subprocess.Popen(args, cwd=judged, env=env, stderr=subprocess.DEVNULL)
+    done = 0
+    deadline = time.time() + 120
+    while time.time() < deadline and done < 2:
+        time.sleep(0.1)
+        if (cache / "prompts.sqlite").exists():
+            try:
+                with sqlite3.connect(cache / "prompts.sqlite") as db:
+                    done = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 2 <= done < 8, f"expected to kill mid-run, found {done} verdicts"
+    assert not (tmp_path / "j.json").exists(), "no half-written output"
+    with sqlite3.connect(cache / "prompts.sqlite") as db:
+        kept = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+    res = subprocess.run(args, cwd=judged, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert load(tmp_path / "lat.json") == {"calls": 8, "hits": kept, "misses": 8 - kept}
+    assert (tmp_path / "j.json").read_bytes() == (judged / "build/judgments/bm25.json").read_bytes()

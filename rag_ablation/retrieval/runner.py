@@ -101,6 +101,14 @@ def step_latency(times: Sequence[Mapping[str, float]]) -> dict:
     return out
 
 
+def tie_order(lists: Sequence[Sequence[str]], names: Sequence[str], ties: str | None) -> tuple[list, list[str]]:
+    """The lists in fusion order: the retriever named by ``ties`` first, so that RRF (which breaks
+    a tie by the best rank, then by the earlier list) gives a tie to its chunk. The others keep
+    their order; ``ties`` None or absent from ``names`` changes nothing."""
+    order = sorted(range(len(names)), key=lambda i: names[i] != ties)
+    return [list(lists[i]) for i in order], [names[i] for i in order]
+
+
 def retrieve_one(
     cfg: RetrievalConfig, question: str, r: Retrievers, *, rerank_query: str | None = None
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
@@ -133,6 +141,7 @@ def retrieve_one(
         ids = [[c for c, _ in lst] for lst in lists]
         opts: dict[str, Any] = {}
         if cfg.fusion == "rrf":
+            ids, names = tie_order(ids, names, cfg.ties)
             opts = {"k": cfg.rrf_k, "weights": [float(cfg.weights.get(n, 1.0)) for n in names]}
         ranking = fuse(cfg.fusion or "rrf", ids, **opts)
         times["fusion"] = time.perf_counter() - t0

@@ -33,3 +33,16 @@ def test_unknown_fusion_and_bad_weights():
         fuse("max", [["a"]])
     with pytest.raises(ValueError, match="2 rankings"):
         rrf([["a"], ["b"]], weights=[1.0])
+
+
+def test_ties_decide_whose_chunk_wins_an_rrf_tie():
+    """A chunk at rank 1 of the dense list only and one at rank 1 of the BM25 list only have the
+    same fused score; `ties` puts its retriever's list first, and RRF gives the tie to it."""
+    from rag_ablation.retrieval.fusion import rrf
+    from rag_ablation.retrieval.runner import tie_order
+    dense, bm25 = ["d", "x"], ["b", "y"]
+    for ties, first in (("dense", "d"), ("bm25", "b"), (None, "d")):
+        lists, names = tie_order([dense, bm25], ["dense", "bm25"], ties)
+        ranking = rrf(lists, k=60)
+        assert ranking[0][0] == first and ranking[0][1] == ranking[1][1] == 1 / 61
+        assert names[0] == ("bm25" if ties == "bm25" else "dense")
