@@ -26,8 +26,17 @@ class Stale:
     lock_entries: tuple[str, ...]  # dvc.lock stage names that dvc.yaml no longer defines
 
 
-def _pipeline(root: Path) -> tuple[set[str], set[str]]:
-    """(stage names, output paths relative to ``root``) of the current pipeline."""
+def _relative(path: str, root: Path) -> str | None:
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:  # a dependency outside the repository
+        return None
+
+
+def _pipeline(root: Path) -> tuple[set[str], set[str], set[str]]:
+    """(stage names, output paths, dependency paths), relative to ``root``, of the current
+    pipeline. A file a stage reads (the gate's accepted baseline beside the metrics) is never a
+    leftover."""
     from dvc.repo import Repo
 
     try:
@@ -37,8 +46,9 @@ def _pipeline(root: Path) -> tuple[set[str], set[str]]:
     with repo:
         stages = list(repo.index.stages)
         names = {s.addressing.split(":")[-1] for s in stages}
-        outs = {Path(o.fs_path).resolve().relative_to(root.resolve()).as_posix() for s in stages for o in s.outs}
-    return names, outs
+        outs = {_relative(o.fs_path, root) for s in stages for o in s.outs}
+        deps = {_relative(d.fs_path, root) for s in stages for d in s.deps}
+    return names, {p for p in outs if p}, {p for p in deps if p}
 
 
 def _tracked(root: Path, folders: set[str]) -> list[str]:
@@ -53,10 +63,10 @@ def _tracked(root: Path, folders: set[str]) -> list[str]:
 def stale(root: Path = Path(".")) -> Stale:
     """The leftovers of the current checkout (module docstring)."""
     root = Path(root)
-    names, outs = _pipeline(root)
+    names, outs, deps = _pipeline(root)
     folders = {Path(o).parent.as_posix() for o in outs if Path(o).parent.as_posix() != "."}
-    files = [f for f in _tracked(root, folders) if f not in outs and Path(f).parent.as_posix() in folders
-             and Path(f).name != ".gitignore"]
+    files = [f for f in _tracked(root, folders) if f not in outs and f not in deps
+             and Path(f).parent.as_posix() in folders and Path(f).name != ".gitignore"]
     lock = root / "dvc.lock"
     entries: list[str] = []
     if lock.is_file():

@@ -9,7 +9,7 @@ Bias (the LLM judge only; skipped, saying why, when its backend is none): for `j
 of those questions (seeded by `judge.bias_seed`), the reference against its padded version,
 judged in both orders (position and length). Self-preference when `judge.second_llm` is set: the
 second model answers the same questions from the same passages and prompt as the first
-generation config's answers, and each model judges each pair in both orders; otherwise it is
+config of `generation.configs` (not measured when there is none), and each model judges each pair in both orders; otherwise it is
 recorded as not measured. Every LLM call goes through the prompt cache.
 """
 from __future__ import annotations
@@ -54,8 +54,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--questions", type=Path, required=True)
     ap.add_argument("--grades", type=Path, required=True)
-    ap.add_argument("--answers", type=Path, required=True, help="generate@ output of the first generation config")
-    ap.add_argument("--run", type=Path, required=True, help="retrieve@ output of the same config")
+    ap.add_argument("--answers", type=Path, required=True, help="folder of generate@ outputs")
+    ap.add_argument("--runs", type=Path, required=True, help="folder of retrieve@ outputs")
     ap.add_argument("--prompts", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -109,11 +109,14 @@ def main() -> None:
     out["length"] = {"status": "ok", "reason": None, "judge": identity,
                      "pairs": [_pair_row(q, r, "short", "long") for q, r in zip(sample, length)]}
 
+    answered = params.generation.configs
     if jc.second_llm is None or not params.llm.enabled:
         out["self_preference"] = {"status": "not measured", "reason": "needs two answer models (set judge.second_llm)"}
+    elif not answered:
+        out["self_preference"] = {"status": "not measured", "reason": "no answered config (generation.configs is empty)"}
     else:
-        answers = json.loads(args.answers.read_text(encoding="utf-8"))
-        run = json.loads(args.run.read_text(encoding="utf-8"))
+        answers = json.loads((args.answers / f"{answered[0]}.json").read_text(encoding="utf-8"))
+        run = json.loads((args.runs / f"{answered[0]}.json").read_text(encoding="utf-8"))
         first = {r["id"]: r for r in answers.get("answers", [])}
         ids = [q for q in sample if q in first]
         gen = params.generation

@@ -156,3 +156,20 @@ def test_diff_against_main_names_the_questions_a_tokenizer_swap_broke(repo):
         assert q in out, (q, out)
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")
+
+
+def test_a_pipeline_without_answered_configs_still_parses_and_runs_retrieval(repo):
+    """`generation.configs: []` (a retrieval-only study): dvc.yaml still resolves (no stage
+    names the first answered config), and nothing downstream of answers fails."""
+    p = yaml.safe_load((repo / "params.yaml").read_text())
+    p["generation"]["configs"] = []
+    p["gate"] = {"configs": ["bm25"]}
+    (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    try:
+        out = sh(repo, DVC, "repro")
+        checks = json.loads((repo / "data/build/judge_checks.json").read_text())
+        assert checks["self_preference"]["status"] == "not measured"
+        assert "judge_eval" in ran(out) or "judge_checks" in ran(out)
+    finally:
+        sh(repo, "git", "checkout", "--", "params.yaml")
+        sh(repo, DVC, "repro")

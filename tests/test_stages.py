@@ -191,7 +191,7 @@ def test_unknown_chunking_method_is_one_message(built, tmp_path):
     p["chunkings"]["base"]["method"] = "semantic"
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
     res = stage(tmp_path, "chunk.py", "--name", "base", "--corpus", built / "corpus", "--out", tmp_path / "c.jsonl", ok=False)
-    assert res.returncode == 2 and "chunkings.base.method: expected one of chars, sentences" in res.stderr
+    assert res.returncode == 2 and "chunkings.base.method: expected one of chars, fixed, sentences" in res.stderr
     assert not (tmp_path / "c.jsonl").exists()
 
 
@@ -363,7 +363,7 @@ def judged(built):
     for name in ("bm25", "hybrid_rerank"):
         stage(d, "judge.py", *judge_args(d, name, b / f"judgments/{name}.json"))
     stage(d, "judge_checks.py", "--questions", b / "q.jsonl", "--grades", d / "grades.jsonl", "--answers",
-          b / "answers/bm25.json", "--run", b / "runs/bm25.json", "--prompts", "prompts", "--out", b / "checks.json")
+          b / "answers", "--runs", b / "runs", "--prompts", "prompts", "--out", b / "checks.json")
     stage(d, "judge_eval.py", *judge_eval_args(d))
     stage(d, "stats.py", "--retrieval-scores", d / "metrics/scores/retrieval.csv", "--answer-scores",
           d / "metrics/scores/answers.csv", "--out", d / "metrics/stats.json", "--plots", d / "metrics/plots",
@@ -492,8 +492,8 @@ def test_a_second_answer_model_measures_self_preference_end_to_end(judged, tmp_p
         b = judged / "build"
         env_cache = judged  # the module's cache: SmolLM2's verdicts on the length pairs are already there
         res = subprocess.run([sys.executable, str(ROOT / "stages/judge_checks.py"), "--questions", str(b / "q.jsonl"),
-                              "--grades", str(judged / "grades.jsonl"), "--answers", str(b / "answers/bm25.json"),
-                              "--run", str(b / "runs/bm25.json"), "--prompts", "prompts", "--out",
+                              "--grades", str(judged / "grades.jsonl"), "--answers", str(b / "answers"),
+                              "--runs", str(b / "runs"), "--prompts", "prompts", "--out",
                               str(tmp_path / "checks.json")], cwd=tmp_path, capture_output=True, text=True,
                              env={**os.environ, "RAG_ABLATION_CACHE": str(env_cache / ".cache")})
         assert res.returncode == 0, res.stderr

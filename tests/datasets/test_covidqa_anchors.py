@@ -110,3 +110,42 @@ def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
     off = {(name, m): (round(metrics[name][m], 4), anchor) for name in configs
            for m, anchor in zip(MEASURES, ANCHORS[name]) if abs(metrics[name][m] - anchor) > TOLERANCE}
     assert not off, off
+
+
+@needs_covidqa
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("RAG_ABLATION_DVC_COVIDQA") != "1",
+                    reason="a real `dvc exp run` on COVID-QA embeds 2,904 chunks (minutes): RAG_ABLATION_DVC_COVIDQA=1")
+def test_dvc_exp_run_switches_the_whole_pipeline_to_covidqa(tmp_path):
+    """The project in a fresh git + DVC repository, its params cut to the BM25 anchor config and
+    committed on the handbook; `dvc exp run -S dataset=covidqa -S llm.backend=none -S
+    labels.same_doc_only=true` (the README's command) then runs every stage on COVID-QA through
+    DVC itself, and the BM25 row equals the reference."""
+    import shutil
+
+    from conftest import run_in
+    d = tmp_path / "repo"
+    d.mkdir()
+    for item in ("dvc.yaml", "stages", "rag_ablation", "prompts", ".dvcignore", "data/corpus", "data/questions",
+                 "data/labels", "metrics/gate_baseline.csv"):
+        src, dst = ROOT / item, d / item
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
+    for pyc in d.rglob("__pycache__"):
+        shutil.rmtree(pyc)
+    params = anchor_params(["bm25_fixed1000"])
+    params["dataset"], params["llm"]["backend"], params["labels"]["same_doc_only"] = "handbook", "llama_cpp", False
+    params["query_transforms"] = {"none": {"kind": "none"}}
+    (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dvc = str(ROOT / ".venv/bin/dvc") if (ROOT / ".venv/bin/dvc").exists() else "dvc"
+    env = {**os.environ, "RAG_ABLATION_DATASETS": str(COVIDQA.parent), "RAG_ABLATION_CACHE": str(tmp_path / "cache"),
+           "PATH": f"{ROOT / '.venv/bin'}{os.pathsep}{os.environ['PATH']}"}
+    for cmd in (["git", "init", "-q", "-b", "main"], [dvc, "init", "-q"], [dvc, "config", "core.analytics", "false"],
+                ["git", "add", "-A"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "handbook"]):
+        run_in(d, *cmd, env=env)
+    run_in(d, dvc, "exp", "run", "-S", "dataset=covidqa", "-S", "llm.backend=none", "-S", "labels.same_doc_only=true",
+           env=env)
+    m = json.loads((d / "metrics/retrieval.json").read_text())["bm25_fixed1000"]
+    assert m["n_questions"] == N_QUESTIONS
+    got = tuple(m[k] for k in MEASURES)
+    assert all(abs(g - a) <= TOLERANCE for g, a in zip(got, ANCHORS["bm25_fixed1000"])), got
