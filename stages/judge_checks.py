@@ -9,8 +9,9 @@ Bias (the LLM judge only; skipped, saying why, when its backend is none): for `j
 of those questions (seeded by `judge.bias_seed`), the reference against its padded version,
 judged in both orders (position and length). Self-preference when `judge.second_llm` is set: the
 second model answers the same questions from the same passages and prompt as the first
-config of `generation.configs` (not measured when there is none), and each model judges each pair in both orders; otherwise it is
-recorded as not measured. Every LLM call goes through the prompt cache.
+config of `generation.configs` (not measured when there is none), and each model judges each
+pair in both orders; otherwise it is recorded as not measured. Every LLM call goes through the
+prompt cache (rag_ablation.llm.judge_checks does the work).
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import _env  # noqa: F401  (first: the project's environment, or one line saying
 
 import argparse
 import json
-import random
 import sys
 from pathlib import Path
 
@@ -27,22 +27,12 @@ from rag_ablation.config import LlmConfig, load_config
 from rag_ablation.evaluation.grades import load_grades
 from rag_ablation.io import read_jsonl, write_json
 from rag_ablation.llm.backends import backend_from_config
-from rag_ablation.llm.generation import answer_questions
-from rag_ablation.llm.judging import (CANARY_KINDS, Item, PairResult, build_judges, canaries, compare_both_orders,
-                                      llm_judge, padded)
+from rag_ablation.llm.judge_checks import (CANARY_KINDS, bias_sample, canary_rows, length_pairs, second_answers,
+                                           self_preference_pairs)
+from rag_ablation.llm.judging import build_judges, llm_judge
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.prompting import load_template
 from rag_ablation.questions import Question
-
-VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
-
-
-def _pair_row(qid: str, r: PairResult, x: str, y: str) -> dict:
-    first, second = r.picks
-    names = {"x": x, "y": y, None: None}
-    return {"id": qid, "x_first_reply": r.x_first_reply, "y_first_reply": r.y_first_reply,
-            "x_first_pick": names[first], "y_first_pick": names[second],
-            "winner": names.get(r.winner, "tie") if r.winner != "tie" else "tie"}
 
 
 def _cached(cfg: LlmConfig, cache: PromptCache, prompt: str) -> tuple[CachedLLM, dict]:
@@ -83,19 +73,9 @@ def main() -> None:
     judges = build_judges(runnable, token_f1_threshold=jc.token_f1_threshold,
                           llm=(lambda: llm_judge(judge_llm, template, num_predict=jc.num_predict,
                                                  concurrency=judge_cfg.concurrency)) if llm_ok else None)
+    out["canaries"]["items"] = canary_rows(graded, questions, judges)
 
-    items, keys = [], []
-    for qid in graded:
-        q = questions[qid]
-        for kind, text in canaries(q["question"], q["answer"]).items():
-            items.append(Item(q["question"], q["answer"], text))
-            keys.append((qid, kind, text))
-    results = {name: judge(items) for name, judge in judges.items()}
-    for i, (qid, kind, text) in enumerate(keys):
-        out["canaries"]["items"].append({"id": qid, "kind": kind, "text": text,
-                                         **{f"verdict_{n}": VERDICT_NAMES[v[i].verdict] for n, v in results.items()}})
-
-    sample = sorted(random.Random(jc.bias_seed).sample(graded, min(jc.bias_sample, len(graded))))
+    sample = bias_sample(graded, jc.bias_sample, jc.bias_seed)
     if not llm_ok:
         reason = "the bias tests need the llm judge, and it is not available"
         out["length"] = {"status": "unavailable", "reason": reason}
@@ -103,11 +83,9 @@ def main() -> None:
         write_json(args.out, out)
         return
     pair_template = load_template(args.prompts, jc.pairwise_prompt, needs=["question", "a", "b"])
-    pairs = [(questions[q]["question"], questions[q]["answer"], padded(questions[q]["answer"])) for q in sample]
-    length = compare_both_orders(judge_llm, pair_template, pairs, num_predict=jc.num_predict,
-                                 concurrency=judge_cfg.concurrency)
     out["length"] = {"status": "ok", "reason": None, "judge": identity,
-                     "pairs": [_pair_row(q, r, "short", "long") for q, r in zip(sample, length)]}
+                     "pairs": length_pairs(judge_llm, pair_template, questions, sample, num_predict=jc.num_predict,
+                                           concurrency=judge_cfg.concurrency)}
 
     answered = params.generation.configs
     if jc.second_llm is None or not params.llm.enabled:
@@ -117,31 +95,23 @@ def main() -> None:
     else:
         answers = json.loads((args.answers / f"{answered[0]}.json").read_text(encoding="utf-8"))
         run = json.loads((args.runs / f"{answered[0]}.json").read_text(encoding="utf-8"))
-        first = {r["id"]: r for r in answers.get("answers", [])}
+        first = {r["id"]: r["answer"] for r in answers.get("answers", [])}
         ids = [q for q in sample if q in first]
-        gen = params.generation
-        gen_template = load_template(args.prompts, answers["prompt"], needs=["passages", "question"])
         second_backend = backend_from_config(jc.second_llm)
-        second_identity = {**second_backend.identity(), **second_backend.settings()}
-        second_records, _ = answer_questions(
-            [Question(**questions[q]) for q in ids], {q: first[q]["passages"] for q in ids}, run["passages"],
-            llm=CachedLLM(second_backend, cache), template=gen_template, k=answers["k"],
-            num_predict=answers["num_predict"], stop=gen.stop, concurrency=jc.second_llm.concurrency)
-        second = {r["id"]: r["answer"] for r in second_records}
+        second = second_answers(CachedLLM(second_backend, cache), answers, run, [Question(**questions[q]) for q in ids],
+                                template=load_template(args.prompts, answers["prompt"], needs=["passages", "question"]),
+                                stop=params.generation.stop, concurrency=jc.second_llm.concurrency)
         first_judge, first_identity = _cached(params.llm, cache, jc.pairwise_prompt)
         second_judge, _ = _cached(jc.second_llm, cache, jc.pairwise_prompt)
-        pairs = [(questions[q]["question"], first[q]["answer"], second[q]) for q in ids]
-        by_judge = {}
-        for name, llm_, cfg in (("first", first_judge, params.llm), ("second", second_judge, jc.second_llm)):
-            res = compare_both_orders(llm_, pair_template, pairs, num_predict=jc.num_predict,
-                                      concurrency=cfg.concurrency)
-            by_judge[name] = [_pair_row(q, r, "first", "second") for q, r in zip(ids, res)]
-        out["self_preference"] = {"status": "ok", "reason": None,
-                                  "models": {"first": first_identity, "second": second_identity},
-                                  "second_answers": [{"id": q, "answer": second[q]} for q in ids],
-                                  "pairs": by_judge}
+        out["self_preference"] = {
+            "status": "ok", "reason": None,
+            "models": {"first": first_identity, "second": {**second_backend.identity(), **second_backend.settings()}},
+            "second_answers": [{"id": q, "answer": second[q]} for q in ids],
+            "pairs": self_preference_pairs({"first": (first_judge, params.llm.concurrency),
+                                            "second": (second_judge, jc.second_llm.concurrency)},
+                                           pair_template, questions, first, second, ids, num_predict=jc.num_predict)}
     write_json(args.out, out)
-    print(f"judge_checks: {len(items)} canaries over {len(graded)} graded questions; "
+    print(f"judge_checks: {len(out['canaries']['items'])} canaries over {len(graded)} graded questions; "
           f"{len(sample)} length pairs; self-preference {out['self_preference']['status']}", file=sys.stderr)
 
 

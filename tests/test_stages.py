@@ -74,6 +74,36 @@ def generate_args(d, name, out):
             b / "q.jsonl", "--prompts", "prompts", "--out", out, "--latency", d / f"metrics/latency/generate_{name}.json"]
 
 
+def kill_after_cached(args, cwd, cache, n, *, limit=120):
+    """Start ``args`` with its own prompt cache ``cache`` and SIGKILL it once the cache holds at
+    least ``n`` generations; returns how many it held when polled last."""
+    import signal
+    import sqlite3
+    import time
+
+    proc = subprocess.Popen(args, cwd=cwd, env={**os.environ, "RAG_ABLATION_CACHE": str(cache)},
+                            stderr=subprocess.DEVNULL)
+    done = 0
+    deadline = time.time() + limit
+    while time.time() < deadline and done < n:
+        time.sleep(0.1)
+        if (cache / "prompts.sqlite").exists():
+            try:
+                with sqlite3.connect(cache / "prompts.sqlite") as db:
+                    done = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return done
+
+
+def cached_count(cache):
+    import sqlite3
+    with sqlite3.connect(cache / "prompts.sqlite") as db:
+        return db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+
+
 def load(path):
     return json.loads(path.read_text())
 
@@ -245,31 +275,14 @@ def test_answer_measures_in_the_metrics_file(built):
 def test_kill_minus_9_loses_no_finished_answer(built, tmp_path):
     """SIGKILL a generate run once some answers are in the cache; the rerun takes those from
     the cache, asks the LLM only for the rest, and writes a complete, identical output."""
-    import signal
-    import sqlite3
-    import time
-
     cache = tmp_path / "cache"
-    env = {**os.environ, "RAG_ABLATION_CACHE": str(cache)}
     args = [sys.executable, str(ROOT / "stages" / "generate.py"), *map(str, generate_args(built, "bm25", tmp_path / "a.json"))]
-    proc = subprocess.Popen(args, cwd=built, env=env, stderr=subprocess.DEVNULL)
-    done = 0
-    deadline = time.time() + 120
-    while time.time() < deadline and done < 3:
-        time.sleep(0.2)
-        if (cache / "prompts.sqlite").exists():
-            try:
-                with sqlite3.connect(cache / "prompts.sqlite") as db:
-                    done = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
-            except sqlite3.OperationalError:
-                pass
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    done = kill_after_cached(args, built, cache, 3)
     assert 3 <= done < 8, f"expected to kill mid-run, found {done} answers"
     assert not (tmp_path / "a.json").exists(), "no half-written output"
-    with sqlite3.connect(cache / "prompts.sqlite") as db:
-        kept = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
-    res = subprocess.run(args, cwd=built, env=env, capture_output=True, text=True)
+    kept = cached_count(cache)
+    res = subprocess.run(args, cwd=built, env={**os.environ, "RAG_ABLATION_CACHE": str(cache)},
+                         capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert f"cache hits {kept}, misses {8 - kept}" in res.stderr
     assert (tmp_path / "a.json").read_bytes() == (built / "build/answers/bm25.json").read_bytes()
@@ -566,32 +579,15 @@ def test_kill_minus_9_while_judging_loses_no_finished_verdict(judged, tmp_path):
     """SIGKILL a judge run once some verdicts are in the prompt cache (its own, empty at the
     start); the rerun takes those from the cache, asks the judge model only for the rest, and
     writes the same file as an uninterrupted run."""
-    import signal
-    import sqlite3
-    import time
-
     cache = tmp_path / "cache"
-    env = {**os.environ, "RAG_ABLATION_CACHE": str(cache)}
     args = [sys.executable, str(ROOT / "stages" / "judge.py"), *map(str, judge_args(judged, "bm25", tmp_path / "j.json"))]
     args[args.index("--latency") + 1] = str(tmp_path / "lat.json")
-    proc = subprocess.Popen(args, cwd=judged, env=env, stderr=subprocess.DEVNULL)
-    done = 0
-    deadline = time.time() + 120
-    while time.time() < deadline and done < 2:
-        time.sleep(0.1)
-        if (cache / "prompts.sqlite").exists():
-            try:
-                with sqlite3.connect(cache / "prompts.sqlite") as db:
-                    done = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
-            except sqlite3.OperationalError:
-                pass
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    done = kill_after_cached(args, judged, cache, 2)
     assert 2 <= done < 8, f"expected to kill mid-run, found {done} verdicts"
     assert not (tmp_path / "j.json").exists(), "no half-written output"
-    with sqlite3.connect(cache / "prompts.sqlite") as db:
-        kept = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
-    res = subprocess.run(args, cwd=judged, env=env, capture_output=True, text=True)
+    kept = cached_count(cache)
+    res = subprocess.run(args, cwd=judged, env={**os.environ, "RAG_ABLATION_CACHE": str(cache)},
+                         capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert load(tmp_path / "lat.json") == {"calls": 8, "hits": kept, "misses": 8 - kept}
     assert (tmp_path / "j.json").read_bytes() == (judged / "build/judgments/bm25.json").read_bytes()

@@ -1,0 +1,91 @@
+"""The checks of the judges that the ``judge_checks`` stage runs: canaries for graded questions,
+the length pairs judged in both orders, and self-preference between two answer models.
+
+Records are plain dicts (written as JSON by the stage, read by
+``rag_ablation.evaluation.judge_eval``):
+
+* a canary row: ``id``, ``kind`` (``CANARY_KINDS``), ``text`` and ``verdict_<judge>``
+  (``correct``, ``incorrect`` or ``invalid``) for every judge run;
+* a pair row: ``id``, the two raw replies (``x_first_reply``: the x answer in slot A;
+  ``y_first_reply``: swapped), which answer each order picked (``x_first_pick``,
+  ``y_first_pick``: the x or y name, None when the reply was not A or B) and ``winner`` (a name
+  when both orders agree, else ``tie``).
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rag_ablation.llm.generation import answer_questions
+from rag_ablation.llm.judging import CANARY_KINDS, Item, JudgeFn, PairResult, canaries, compare_both_orders, padded
+from rag_ablation.llm.prompt_cache import CachedLLM
+
+VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
+"""How a verdict is written in the stages' files."""
+
+
+def canary_rows(graded: Sequence[str], questions: Mapping[str, Mapping[str, Any]],
+                judges: Mapping[str, JudgeFn]) -> list[dict[str, Any]]:
+    """Every canary of every graded question (in ``graded`` order, kinds in ``CANARY_KINDS``
+    order), judged by every judge."""
+    items, keys = [], []
+    for qid in graded:
+        q = questions[qid]
+        for kind, text in canaries(q["question"], q["answer"]).items():
+            items.append(Item(q["question"], q["answer"], text))
+            keys.append((qid, kind, text))
+    results = {name: judge(items) for name, judge in judges.items()}
+    return [{"id": qid, "kind": kind, "text": text,
+             **{f"verdict_{n}": VERDICT_NAMES[v[i].verdict] for n, v in results.items()}}
+            for i, (qid, kind, text) in enumerate(keys)]
+
+
+def bias_sample(graded: Sequence[str], size: int, seed: int) -> list[str]:
+    """A seeded sample of ``size`` graded question ids (all when fewer), sorted."""
+    return sorted(random.Random(seed).sample(list(graded), min(size, len(graded))))
+
+
+def pair_row(qid: str, r: PairResult, x: str, y: str) -> dict[str, Any]:
+    """One pair judged both ways, with the answers named ``x`` and ``y`` (module docstring)."""
+    names = {"x": x, "y": y}
+    first, second = r.picks
+    return {"id": qid, "x_first_reply": r.x_first_reply, "y_first_reply": r.y_first_reply,
+            "x_first_pick": names.get(first or ""), "y_first_pick": names.get(second or ""),
+            "winner": names.get(r.winner, "tie")}
+
+
+def length_pairs(llm: CachedLLM, template: str, questions: Mapping[str, Mapping[str, Any]], ids: Sequence[str], *,
+                 num_predict: int, concurrency: int) -> list[dict[str, Any]]:
+    """Each reference (``short``) against itself padded (``long``), in both orders."""
+    pairs = [(questions[q]["question"], questions[q]["answer"], padded(questions[q]["answer"])) for q in ids]
+    results = compare_both_orders(llm, template, pairs, num_predict=num_predict, concurrency=concurrency)
+    return [pair_row(q, r, "short", "long") for q, r in zip(ids, results)]
+
+
+def second_answers(llm: CachedLLM, answers: Mapping[str, Any], run: Mapping[str, Any],
+                   questions: Sequence[Any], *, template: str, stop: Sequence[str], concurrency: int) -> dict[str, str]:
+    """The second model's answers to ``questions`` from the same passages, prompt, passage count
+    and token budget as the first model's ``answers`` file (``run``: its retrieval run)."""
+    first = {r["id"]: r for r in answers["answers"]}
+    records, _ = answer_questions(questions, {q.id: first[q.id]["passages"] for q in questions}, run["passages"],
+                                  llm=llm, template=template, k=answers["k"], num_predict=answers["num_predict"],
+                                  stop=stop, concurrency=concurrency)
+    return {r["id"]: r["answer"] for r in records}
+
+
+def self_preference_pairs(judges: Mapping[str, tuple[CachedLLM, int]], template: str,
+                          questions: Mapping[str, Mapping[str, Any]], first: Mapping[str, str],
+                          second: Mapping[str, str], ids: Sequence[str], *, num_predict: int) -> dict[str, list]:
+    """Each judging model (``first``/``second``: its cached LLM and concurrency) on each pair of
+    the two models' answers, in both orders; answers are named ``first`` and ``second``."""
+    pairs = [(questions[q]["question"], first[q], second[q]) for q in ids]
+    out = {}
+    for name, (llm, concurrency) in judges.items():
+        results = compare_both_orders(llm, template, pairs, num_predict=num_predict, concurrency=concurrency)
+        out[name] = [pair_row(q, r, "first", "second") for q, r in zip(ids, results)]
+    return out
+
+
+__all__ = ["CANARY_KINDS", "VERDICT_NAMES", "bias_sample", "canary_rows", "length_pairs", "pair_row",
+           "second_answers", "self_preference_pairs"]
