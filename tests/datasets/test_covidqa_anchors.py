@@ -131,6 +131,10 @@ def test_dvc_exp_run_switches_the_whole_pipeline_to_covidqa(tmp_path):
         src, dst = ROOT / item, d / item
         dst.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
+    for ignore in subprocess.run(["git", "ls-files", "data/build"], cwd=ROOT, capture_output=True,
+                                 text=True).stdout.split():  # a clone has data/build/<stage>/ (their .gitignore)
+        (d / ignore).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / ignore, d / ignore)
     for pyc in d.rglob("__pycache__"):
         shutil.rmtree(pyc)
     params = anchor_params(["bm25_fixed1000"])
