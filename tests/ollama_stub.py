@@ -8,6 +8,7 @@ double for a service that cannot run here; the ``ollama`` client and ``httpx`` a
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -110,11 +111,14 @@ def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def stand_in() -> Iterator[StandIn]:
-    """A stand-in Ollama server on a random free port of 127.0.0.1, stopped after the test."""
+@contextlib.contextmanager
+def serving(reply: Callable[[list[dict[str, Any]]], str] | None = None) -> Iterator[StandIn]:
+    """A stand-in Ollama server on a random free port of 127.0.0.1 for the ``with`` block;
+    ``reply`` decides each chat answer (default: ``REPLY``)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
     state = StandIn(url=f"http://127.0.0.1:{server.server_address[1]}")
+    if reply is not None:
+        state.reply = reply
     server.RequestHandlerClass = _handler(state)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -124,3 +128,10 @@ def stand_in() -> Iterator[StandIn]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@pytest.fixture
+def stand_in() -> Iterator[StandIn]:
+    """The stand-in server for one test, with the default reply."""
+    with serving() as state:
+        yield state

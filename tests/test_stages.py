@@ -480,10 +480,7 @@ def test_a_second_answer_model_measures_self_preference_end_to_end(judged, tmp_p
     served by the stand-in Ollama server (tests/ollama_stub.py: no Ollama server can run here).
     The stand-in answers with a marker and, as a judge, always picks the answer holding its
     marker, in either slot: a judge that prefers itself, which the figures must show."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from ollama_stub import MODEL, StandIn, _handler
+    from ollama_stub import MODEL, serving
 
     def reply(messages):
         text = messages[-1]["content"]
@@ -492,12 +489,7 @@ def test_a_second_answer_model_measures_self_preference_end_to_end(judged, tmp_p
             return "A" if "[second]" in a else "B"
         return "[second] The answer, as the second model writes it."
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    state = StandIn(url=f"http://127.0.0.1:{server.server_address[1]}", reply=reply)
-    server.RequestHandlerClass = _handler(state)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(reply) as state:
         params = yaml.safe_load((judged / "params.yaml").read_text())
         params["judge"]["second_llm"] = {"backend": "ollama", "model": MODEL, "host": state.url}
         (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
@@ -510,10 +502,6 @@ def test_a_second_answer_model_measures_self_preference_end_to_end(judged, tmp_p
                               str(tmp_path / "checks.json")], cwd=tmp_path, capture_output=True, text=True,
                              env={**os.environ, "RAG_ABLATION_CACHE": str(env_cache / ".cache")})
         assert res.returncode == 0, res.stderr
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
     checks = load(tmp_path / "checks.json")
     sp = checks["self_preference"]
     assert sp["status"] == "ok" and sp["models"]["second"]["backend"] == "ollama"
@@ -534,10 +522,7 @@ def test_a_second_judge_model_served_by_ollama_judges_every_answer(judged, tmp_p
     Ollama server (tests/ollama_stub.py; no Ollama server can run here), which replies CORRECT
     when the answer shares a word with the reference and something that is not a verdict
     otherwise. Its verdicts, its identity and its invalid count reach the judgment file."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from ollama_stub import MODEL, StandIn, _handler
+    from ollama_stub import MODEL, serving
 
     def reply(messages):
         text = messages[-1]["content"]
@@ -545,12 +530,7 @@ def test_a_second_judge_model_served_by_ollama_judges_every_answer(judged, tmp_p
         ans = text.split("Answer to grade:", 1)[1].rsplit("Does the answer to grade give", 1)[0].lower().split()
         return "CORRECT" if set(ref) & set(ans) else "I cannot tell."
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    state = StandIn(url=f"http://127.0.0.1:{server.server_address[1]}", reply=reply)
-    server.RequestHandlerClass = _handler(state)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(reply) as state:
         params = yaml.safe_load((judged / "params.yaml").read_text())
         params["judge"]["llm"] = {"backend": "ollama", "model": MODEL, "host": state.url}
         (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
@@ -558,10 +538,6 @@ def test_a_second_judge_model_served_by_ollama_judges_every_answer(judged, tmp_p
         b = judged / "build"
         stage(tmp_path, "judge.py", "--name", "bm25", "--answers", b / "answers/bm25.json", "--questions",
               b / "q.jsonl", "--prompts", "prompts", "--out", tmp_path / "j.json", "--latency", tmp_path / "lat.json")
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
     out = load(tmp_path / "j.json")
     assert out["judges"]["llm"]["llm"]["backend"] == "ollama" and out["judges"]["llm"]["llm"]["model"] == MODEL
     answers = {a["id"]: a["answer"] for a in load(b / "answers/bm25.json")["answers"]}
