@@ -27,8 +27,9 @@ $(PLOTS_HTML): rag_ablation/plots_template.py | $(STAMP)
 
 install: $(STAMP) $(PLOTS_HTML)
 
+# After the pipeline, the table of what each stage that ran cost (rag_ablation/stage_costs.py).
 run: install
-	dvc repro
+	@start=$$(date +%s); dvc repro && rag-ablation costs --since $$start
 
 test: install
 	$(PY) -m pytest -q

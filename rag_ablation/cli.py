@@ -11,10 +11,19 @@ from collections.abc import Callable
 from rag_ablation.errors import UserError
 
 
-def run(main: Callable[[], None]) -> None:
-    """Call a stage's ``main``; a ``UserError`` prints ``error: <message>`` and exits 2."""
+def run(main: Callable[[], None], *, cost: bool = True) -> None:
+    """Call a stage's ``main``; a ``UserError`` prints ``error: <message>`` and exits 2.
+
+    With ``cost`` (stage scripts), the run's wall time, CPU time and peak memory are printed at
+    the end and, under DVC, logged (``rag_ablation.stage_costs``); commands pass ``cost=False``."""
     try:
-        main()
+        if cost:
+            from rag_ablation.stage_costs import measured
+
+            with measured():
+                main()
+        else:
+            main()
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)

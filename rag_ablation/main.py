@@ -41,6 +41,9 @@ COMMANDS: dict[str, Command] = {
     "export-trec": Command("rag_ablation.evaluation.trec_cli",
                            "write a config's stored ranking as a TREC run file and its labels as TREC qrels "
                            "(for trec_eval, ir_measures, ranx)"),
+    "costs": Command("rag_ablation.stage_costs",
+                     "what each stage run cost (wall, CPU, peak memory) from the cost log, e.g. the "
+                     "stages of the last `make run` (`rag-ablation costs --since UNIX_TIME`)"),
     "prune": Command("rag_ablation.housekeeping",
                      "list the committed files and dvc.lock entries no stage writes any more (a removed "
                      "config's); --apply removes them"),
@@ -67,7 +70,7 @@ def dispatch(argv: Sequence[str] | None = None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point (``rag-ablation``)."""
-    cli.run(lambda: dispatch(argv))
+    cli.run(lambda: dispatch(argv), cost=False)
 
 
 if __name__ == "__main__":

@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("out", type=Path, help="where to write the template, e.g. .dvc/plots/offline.html")
     ap.add_argument("--npm", default="npm", help="the npm executable (default: npm on PATH)")
     args = ap.parse_args(argv)
-    cli.run(lambda: print(build(args.out, npm=args.npm)))
+    cli.run(lambda: print(build(args.out, npm=args.npm)), cost=False)
 
 
 if __name__ == "__main__":

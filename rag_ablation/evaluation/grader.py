@@ -647,7 +647,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         nonlocal status
         status = grade_main(argv)
 
-    cli.run(go)
+    cli.run(go, cost=False)
     if status:
         sys.exit(status)
 
