@@ -59,10 +59,10 @@ def open_retrievers(
     bm25_path: Any,
     embedding: EmbeddingConfig,
     bm25: Bm25Config,
-    faiss: FaissConfig = FaissConfig(),
+    faiss: FaissConfig | None = None,
 ) -> tuple[Retrievers | None, str, str | None]:
     """Load only what ``cfg`` uses: the FAISS index with ``faiss``'s search-time settings
-    (nprobe, ef_search) set on it and the embedding model (dense, hybrid), the BM25 scorer
+    (nprobe, ef_search; None: the defaults of ``FaissConfig``) set on it and the embedding model (dense, hybrid), the BM25 scorer
     rebuilt from its stored tokens (bm25, hybrid), the reranker (rerank).
 
     Returns (retrievers, status, reason). Status ``ok``; ``unavailable`` when the reranker
@@ -83,7 +83,7 @@ def open_retrievers(
             reason = f"reranker {cfg.rerank.model!r} has an untrained head: rankings are for plumbing and latency only"
     if cfg.uses_dense:
         r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
-        set_search_params(r.dense_index, faiss)
+        set_search_params(r.dense_index, faiss or FaissConfig())
         model = load_model(embedding.model, threads=threads)
         r.embed_query = lambda text: encode(model, [text])[0]
     if cfg.uses_bm25:

@@ -36,7 +36,7 @@ def serialized(index) -> bytes:
 def round_trip(tmp_path, index, cfg: FaissConfig):
     """Save and load as the dense and retrieve stages do, with ``cfg``'s search settings."""
     save_dense(tmp_path / "dense", index, [f"c{i}" for i in range(index.ntotal)], {"dim": index.d})
-    loaded, ids, _ = load_dense(tmp_path / "dense")
+    loaded, _, _ = load_dense(tmp_path / "dense")
     set_search_params(loaded, cfg)
     return loaded
 
