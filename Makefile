@@ -6,7 +6,7 @@ BIN    := $(abspath $(VENV)/bin)
 STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install run test bench clean-cache
+.PHONY: install run test bench bench-faiss clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -37,6 +37,11 @@ test: install
 bench: install
 	$(PY) benchmarks/retrieval_speed.py
 	$(PY) benchmarks/llm_throughput.py
+
+# FAISS flat / IVF / HNSW on COVID-QA and 1M synthetic vectors: about 6 GB of RAM and an hour or
+# more of index builds on one thread, so it is not part of `bench`.
+bench-faiss: install
+	$(PY) benchmarks/faiss_index_types.py
 
 clean-cache:
 	rm -rf .cache

@@ -236,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
 
         if not args.skip_dense:
             from rag_ablation.retrieval.embeddings import embed_cached, truncated_share
-            from rag_ablation.retrieval.indexes import build_flat_ip, search_dense
+            from rag_ablation.retrieval.faiss_index import build_flat_ip
+            from rag_ablation.retrieval.indexes import search_dense
 
             texts = [c.text for c in chunks]
             t0 = time.perf_counter()

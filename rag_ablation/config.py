@@ -35,6 +35,7 @@ RETRIEVAL_METHODS = ("dense", "bm25", "hybrid")
 FUSIONS = ("append", "rrf")
 TOKENIZERS = ("regex", "whitespace")
 BM25_IMPLS = ("bm25s", "rank_bm25")
+FAISS_INDEXES = ("flat", "hnsw", "ivf")  # rag_ablation.retrieval.faiss_index.BUILDERS
 TRANSFORM_KINDS = ("hyde", "none", "rewrite")
 NO_LLM = "none"  # the switch that runs everything needing no LLM and marks the rest unavailable
 LLM_BACKENDS = ("llama_cpp", "ollama", "openai", NO_LLM)
@@ -318,6 +319,43 @@ class Bm25Config:
         if v["impl"] == "bm25s" and v["epsilon"] != 0:
             raise ConfigError(f"bm25.epsilon: expected 0 with impl bm25s (it floors negative idf at 0), "
                               f"got {v['epsilon']}; set bm25.epsilon to 0 or use impl rank_bm25")
+        return cls(**v)
+
+
+@dataclass(frozen=True)
+class FaissConfig:
+    """``faiss``: the dense index type (``rag_ablation.retrieval.faiss_index``) and its settings.
+
+    ``index``: ``flat`` (exact ``IndexFlatIP``, the default), ``ivf`` (``IndexIVFFlat``, inner
+    product: ``nlist`` k-means lists trained with ``seed``, ``nprobe`` of them searched) or
+    ``hnsw`` (``IndexHNSWFlat``, inner product: ``hnsw_m`` links per node, ``ef_construction``
+    candidates while building, ``ef_search`` while searching). Every key is accepted whatever
+    the index, so ``dvc exp run -S faiss.index=ivf`` works on the shipped params; each applies to
+    its own index only. Build-time keys (index, nlist, hnsw_m, ef_construction, seed) are read by
+    the dense stage; search-time keys (nprobe, ef_search) by the retrieve stage, which sets them
+    on the loaded index, so changing them never rebuilds an index. ``nprobe <= nlist``;
+    ``hnsw_m >= 2``."""
+
+    index: str = "flat"
+    nlist: int = 256
+    nprobe: int = 16
+    hnsw_m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 128
+    seed: int = 0
+
+    @classmethod
+    def from_params(cls, spec: Any) -> FaissConfig:
+        v = read_block(spec, "faiss", {"index": one_of(*FAISS_INDEXES), "nlist": positive_int,
+                                       "nprobe": positive_int, "hnsw_m": positive_int,
+                                       "ef_construction": positive_int, "ef_search": positive_int,
+                                       "seed": non_negative_int}, defaults=asdict(cls()))
+        if v["nprobe"] > v["nlist"]:
+            raise ConfigError(f"faiss.nprobe: expected at most faiss.nlist ({v['nlist']}), got {v['nprobe']}; "
+                              f"nprobe = nlist already searches every list (exact)")
+        if v["hnsw_m"] < 2:
+            raise ConfigError(f"faiss.hnsw_m: expected an integer >= 2 (links per HNSW node), got {v['hnsw_m']}; "
+                              f"use 16 to 64")
         return cls(**v)
 
 
@@ -731,6 +769,7 @@ class Params:
     labels: LabelsConfig
     embedding: EmbeddingConfig
     bm25: Bm25Config
+    faiss: FaissConfig
     chunkings: Mapping[str, ChunkingConfig]
     retrieval: Mapping[str, RetrievalConfig]
     query_transforms: Mapping[str, QueryTransformConfig]
@@ -741,7 +780,7 @@ class Params:
     gate: GateConfig
     dataset: str = "handbook"
 
-    BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "chunkings", "retrieval",
+    BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
               "query_transforms", "llm", "generation", "stats", "judge", "gate")
 
     @classmethod
@@ -769,6 +808,7 @@ class Params:
             labels=LabelsConfig.from_params(raw.get("labels")),
             embedding=EmbeddingConfig.from_params(raw.get("embedding")),
             bm25=Bm25Config.from_params(raw.get("bm25")),
+            faiss=FaissConfig.from_params(raw.get("faiss")),
             chunkings=chunkings, retrieval=retrieval, query_transforms=transforms,
             llm=LlmConfig.from_params(raw.get("llm")),
             generation=GenerationConfig.from_params(raw.get("generation"), retrieval=tuple(retrieval)),

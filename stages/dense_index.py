@@ -1,6 +1,8 @@
 """Stage `dense@NAME`: embed the chunks of chunking NAME (through the embedding cache) and
-write a FAISS IndexFlatIP, plus a metrics file with the share of chunks longer than the model's
-maximum sequence length (embedded truncated)."""
+write the FAISS index of type `faiss.index` (flat IndexFlatIP by default, ivf or hnsw), plus a
+metrics file with the share of chunks longer than the model's maximum sequence length (embedded
+truncated) and the index's build settings as built (an IVF nlist above the chunk count is
+clamped to it)."""
 from __future__ import annotations
 
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
@@ -13,7 +15,8 @@ from rag_ablation import cli
 from rag_ablation.chunks import load_chunks
 from rag_ablation.config import load_config
 from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, load_model, truncated_share
-from rag_ablation.retrieval.indexes import build_flat_ip, save_dense
+from rag_ablation.retrieval.faiss_index import build_index, describe
+from rag_ablation.retrieval.indexes import save_dense
 from rag_ablation.io import write_json
 
 
@@ -23,7 +26,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
     args = ap.parse_args()
-    emb = load_config().embedding
+    params = load_config()
+    emb = params.embedding
     model_name, threads = emb.model, emb.threads
     chunks = load_chunks(args.chunks)
     texts = [c.text for c in chunks]
@@ -39,10 +43,15 @@ def main() -> None:
     vectors, stats = embed_cached(texts, model_name=model_name, cache=cache, load=load,
                                   batch_size=emb.batch_size, progress=True)
     cache.close()
-    index = build_flat_ip(vectors, threads=threads)
+    index = build_index(vectors, params.faiss, threads=threads)
+    built = describe(index)
+    if built.get("nlist", params.faiss.nlist) != params.faiss.nlist:
+        print(f"faiss.nlist {params.faiss.nlist} is more than the {len(chunks)} chunks: "
+              f"built {built['nlist']} IVF lists", file=sys.stderr)
     save_dense(args.out, index, [c.id for c in chunks], {"model": model_name, "dim": int(vectors.shape[1])})
     share = truncated_share(load(), texts)
     write_json(args.metrics, {
+        "faiss": built,
         "n_chunks": len(chunks),
         "mean_chars": round(sum(len(t) for t in texts) / len(texts), 1),
         "max_seq_length": int(load().max_seq_length),

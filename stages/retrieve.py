@@ -44,6 +44,9 @@ def main() -> None:
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     resolved = {**cfg.resolved(), "embedding_model": params.embedding.model if cfg.uses_dense else None,
                 "bm25": asdict(params.bm25) if cfg.uses_bm25 else None}
+    if cfg.uses_dense and params.faiss.index != "flat":  # flat adds nothing: its runs stay as they were
+        f = params.faiss
+        resolved["faiss"] = {"index": f.index, **({"nprobe": f.nprobe} if f.index == "ivf" else {"ef_search": f.ef_search})}
     out = {"config": resolved, "status": "ok", "reason": None, "questions": [], "passages": {}}
 
     transformed = json.loads(args.queries.read_text(encoding="utf-8"))
@@ -51,7 +54,8 @@ def main() -> None:
         r, status, reason = None, "unavailable", transformed["reason"]
     else:
         r, status, reason = open_retrievers(cfg, chunks=load_chunks(args.chunks), dense_dir=args.dense,
-                                            bm25_path=args.bm25, embedding=params.embedding, bm25=params.bm25)
+                                            bm25_path=args.bm25, embedding=params.embedding, bm25=params.bm25,
+                                            faiss=params.faiss)
     out.update(status=status, reason=reason)
     if r is None:
         write_json(args.out, out)

@@ -73,6 +73,7 @@ def test_absent_blocks_take_their_defaults():
     raw["retrieval"] = {"dense": {"chunking": "base", "method": "dense"}}
     p = Params.from_params(raw)
     assert p.labels == config.LabelsConfig() and p.bm25 == config.Bm25Config() and p.llm == config.LlmConfig()
+    assert p.faiss == config.FaissConfig() and p.faiss.index == "flat"
     assert p.config("dense").k == 10 and p.config("dense").depth == 100 and p.config("dense").query == "none"
     assert p.generation.configs == ()
 
@@ -92,6 +93,8 @@ CASES = [
      ("embedding.device", "cuda", "embedding: unknown key(s) device"), None),
     ("bm25", ("bm25.tokenizer", "words", "bm25.tokenizer: expected one of regex, whitespace, got 'words'"),
      ("bm25.k3", 1, "bm25: unknown key(s) k3"), None),
+    ("faiss", ("faiss.nprobe", "16", "faiss.nprobe: expected a positive integer, got '16'"),
+     ("faiss.ef", 64, "faiss: unknown key(s) ef"), None),
     ("retrieval", ("retrieval.hybrid.rrf_k", -1, "retrieval.hybrid.rrf_k: expected a positive number, got -1"),
      ("retrieval.hybrid.topk", 5, "retrieval.hybrid: unknown key(s) topk"),
      ("retrieval.hybrid.method", DELETE, "retrieval.hybrid.method: missing")),
@@ -179,6 +182,7 @@ def test_name_tuples_match_the_registries():
     from rag_ablation.llm.transforms import TRANSFORMS
     from rag_ablation.retrieval.bm25 import IMPLEMENTATIONS
     from rag_ablation.retrieval.chunking import CHUNKERS
+    from rag_ablation.retrieval.faiss_index import BUILDERS
     from rag_ablation.retrieval.fusion import FUSIONS
     from rag_ablation.text import TOKENIZERS
 
@@ -187,6 +191,7 @@ def test_name_tuples_match_the_registries():
     assert set(config.FUSIONS) == set(FUSIONS)
     assert set(config.TOKENIZERS) == set(TOKENIZERS)
     assert set(config.BM25_IMPLS) == set(IMPLEMENTATIONS)
+    assert set(config.FAISS_INDEXES) == set(BUILDERS)
     assert set(config.TRANSFORM_KINDS) == set(TRANSFORMS)
     assert set(config.LLM_BACKENDS) - {config.NO_LLM} == set(BACKENDS)
 

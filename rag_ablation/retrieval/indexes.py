@@ -1,8 +1,9 @@
 """Index files on disk, with no pickle anywhere.
 
-- Dense: a FAISS ``IndexFlatIP`` over L2-normalized vectors (inner product = cosine), written
-  with FAISS's own format as ``index.faiss``, beside ``chunk_ids.json`` (row i of the index is
-  chunk ``chunk_ids[i]``).
+- Dense: a FAISS index over L2-normalized vectors (inner product = cosine) of the type params
+  name (``rag_ablation.retrieval.faiss_index``: flat ``IndexFlatIP`` by default, or IVF or
+  HNSW), written with FAISS's own format as ``index.faiss``, beside ``chunk_ids.json`` (row i of
+  the index is chunk ``chunk_ids[i]``).
 - BM25: one JSON file holding the tokenizer name, chunk ids and each chunk's tokens; the scorer
   is rebuilt from it (see ``rag_ablation.retrieval.bm25``).
 """
@@ -15,17 +16,6 @@ import numpy as np
 
 from rag_ablation.errors import UserError
 from rag_ablation.io import write_json
-
-
-def build_flat_ip(vectors: np.ndarray, *, threads: int = 1):
-    import faiss
-
-    faiss.omp_set_num_threads(max(1, threads))
-    if vectors.ndim != 2 or vectors.shape[0] == 0:
-        raise ValueError(f"expected a non-empty 2-D array of vectors, found shape {vectors.shape}")
-    index = faiss.IndexFlatIP(vectors.shape[1])
-    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    return index
 
 
 def save_dense(folder: Path, index, chunk_ids: list[str], meta: dict) -> None:
@@ -49,7 +39,8 @@ def load_dense(folder: Path):
 
 
 def search_dense(index, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """(row, cosine) of the ``k`` nearest rows, best first; fewer if the index is smaller."""
+    """(row, cosine) of the ``k`` nearest rows, best first; fewer if the index is smaller, or if
+    an approximate index (IVF with few lists probed, HNSW) reaches fewer rows."""
     scores, rows = index.search(np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32), min(k, index.ntotal))
     return [(int(r), float(s)) for r, s in zip(rows[0], scores[0]) if r >= 0]
 

@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from rag_ablation.chunks import Chunk
-from rag_ablation.config import Bm25Config, EmbeddingConfig, RetrievalConfig
+from rag_ablation.config import Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig
 from rag_ablation.retrieval.bm25 import Scorer, make_scorer, top_k
 from rag_ablation.retrieval.embeddings import encode, load_model
+from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
 from rag_ablation.retrieval.indexes import load_bm25, load_dense, search_dense
 from rag_ablation.retrieval.rerank import Reranker, RerankerUnavailable, load_reranker
@@ -58,9 +59,11 @@ def open_retrievers(
     bm25_path: Any,
     embedding: EmbeddingConfig,
     bm25: Bm25Config,
+    faiss: FaissConfig | None = None,
 ) -> tuple[Retrievers | None, str, str | None]:
-    """Load only what ``cfg`` uses: the FAISS index and embedding model (dense, hybrid), the
-    BM25 scorer rebuilt from its stored tokens (bm25, hybrid), the reranker (rerank).
+    """Load only what ``cfg`` uses: the FAISS index with ``faiss``'s search-time settings
+    (nprobe, ef_search; None: the defaults of ``FaissConfig``) set on it and the embedding model (dense, hybrid), the BM25 scorer
+    rebuilt from its stored tokens (bm25, hybrid), the reranker (rerank).
 
     Returns (retrievers, status, reason). Status ``ok``; ``unavailable`` when the reranker
     cannot be loaded (retrievers None, reason says why and how to fix it); ``placeholder``
@@ -80,6 +83,7 @@ def open_retrievers(
             reason = f"reranker {cfg.rerank.model!r} has an untrained head: rankings are for plumbing and latency only"
     if cfg.uses_dense:
         r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
+        set_search_params(r.dense_index, faiss or FaissConfig())
         model = load_model(embedding.model, threads=threads)
         r.embed_query = lambda text: encode(model, [text])[0]
     if cfg.uses_bm25:

@@ -66,3 +66,31 @@ def test_top_k_equals_a_full_stable_sort():
         k = int(rng.integers(0, 50))
         expected = np.lexsort((np.arange(len(scores)), -scores))[: min(k, len(scores))]
         assert [i for i, _ in top_k(scores, k)] == list(expected)
+
+
+def test_a_memory_mapped_bm25s_index_scores_as_the_in_memory_one(tmp_path):
+    from rag_ablation.retrieval.bm25 import load_bm25s
+
+    tokens = [regex_tokens(d) for d in DOCS] * 3
+    built = make_scorer("bm25s", tokens, k1=1.2, b=0.7, epsilon=0.0)
+    built.save(tmp_path / "a")
+    make_scorer("bm25s", tokens, k1=1.2, b=0.7, epsilon=0.0).save(tmp_path / "b")
+    for f in sorted((tmp_path / "a").iterdir()):  # deterministic, and numpy arrays without pickle
+        assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
+        if f.suffix == ".npy":
+            np.load(f, allow_pickle=False)
+    mapped = load_bm25s(tmp_path / "a", k1=1.2, b=0.7, mmap=True)
+    assert isinstance(mapped._bm25.scores["data"], np.memmap)
+    for q in ["the counter", "task_destroy stack", "refcell the", "unknownword", ""]:
+        np.testing.assert_array_equal(mapped.scores(regex_tokens(q)), built.scores(regex_tokens(q)))
+
+
+@pytest.mark.bad_input
+def test_a_bm25s_index_of_other_params_or_none_is_refused(tmp_path):
+    from rag_ablation.retrieval.bm25 import load_bm25s
+
+    make_scorer("bm25s", [regex_tokens(d) for d in DOCS], k1=1.2, b=0.7, epsilon=0.0).save(tmp_path / "a")
+    with pytest.raises(ValueError, match=r"built with .*'k1': 1\.2.*expected .*'k1': 1\.5.*; rebuild it"):
+        load_bm25s(tmp_path / "a", k1=1.5, b=0.7)
+    with pytest.raises(FileNotFoundError, match="no bm25s index"):
+        load_bm25s(tmp_path / "missing", k1=1.2, b=0.7)
