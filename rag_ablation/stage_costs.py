@@ -1,7 +1,7 @@
 """What each stage run cost: wall time, CPU time and peak resident memory, printed and logged.
 
-Every stage script runs through ``rag_ablation.cli.run``, which measures its ``main`` and, at the
-end (success or failure), prints one line to stderr::
+Every stage script runs through ``rag_ablation.cli.run``, which measures its ``main`` and, when
+it succeeds, prints one line to stderr (a failed stage prints only its error)::
 
     cost: dense@base: 41.2 s wall, 75.0 s CPU, peak memory 612 MB
 
@@ -81,8 +81,8 @@ def append(cost: Cost, path: Path) -> None:
 
 @contextmanager
 def measured(stage: str | None = None, *, log: bool | None = None) -> Iterator[None]:
-    """Measure the enclosed code as one stage run, print its cost line, and (under DVC, or when
-    ``log`` is True) append it to the log. ``stage`` defaults to ``$DVC_STAGE``, else the script."""
+    """Measure the enclosed code as one stage run, print its cost line if it succeeded, and
+    (under DVC, or when ``log`` is True) append it to the log, failed or not. ``stage`` defaults to ``$DVC_STAGE``, else the script."""
     name = stage or os.environ.get("DVC_STAGE") or Path(sys.argv[0]).name
     started, t0, c0 = time.time(), time.perf_counter(), time.process_time()
     ok = False
@@ -92,7 +92,8 @@ def measured(stage: str | None = None, *, log: bool | None = None) -> Iterator[N
     finally:
         cost = Cost(stage=name, started=round(started, 3), wall_s=round(time.perf_counter() - t0, 3),
                     cpu_s=round(time.process_time() - c0, 3), peak_mb=round(peak_rss_mb(), 1), ok=ok)
-        print(format_cost(cost), file=sys.stderr)
+        if ok:  # a failed stage's one line is its error message (rag_ablation.cli)
+            print(format_cost(cost), file=sys.stderr)
         if log if log is not None else bool(os.environ.get("DVC_STAGE")):
             append(cost, log_path())
 

@@ -48,7 +48,7 @@ def test_shipped_params_read_with_defaults_filled():
     assert p.config("hybrid_rerank").rerank.depth == 20
     assert p.generation.configs == tuple(BASE["generation"]["configs"])
     assert p.transform("rewrite").prompt == "rewrite" and p.transform("none").prompt is None
-    assert p.generation.sample is None and p.generation.stop == ()  # "all"
+    assert p.generation.sample == 80 and p.generation.stop == ()  # the hand-graded sample
     assert Params.from_params(with_change("generation.sample", 80)).generation.sample == 80
     Params.from_params(yaml.safe_load((FIXTURES / "params.yaml").read_text()))
 
