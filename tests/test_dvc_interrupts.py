@@ -75,3 +75,79 @@ def test_ctrl_c_of_dvc_exp_run_then_rerun_equals_an_uninterrupted_run(tmp_path):
     assert whole.returncode == 0, out
     for name in OUTPUTS:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def exp_file(d: Path, name: str, path: str) -> str:
+    """``path`` as committed by experiment ``name`` (its git ref under refs/exps)."""
+    refs = run_in(d, "git", "for-each-ref", "refs/exps", "--format=%(refname)").split()
+    [ref] = [r for r in refs if r.endswith(f"/{name}")]
+    return run_in(d, "git", "show", f"{ref}:{path}")
+
+
+def embedded_texts(cache: Path) -> int:
+    import sqlite3
+
+    db = sqlite3.connect(cache / "embeddings.sqlite")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+    finally:
+        db.close()
+
+
+def applied(d: Path, name: str, env: dict[str, str]) -> dict[str, object]:
+    """Experiment ``name``'s lock file, chunks, metrics, chunk ids and index vectors: its
+    committed dvc.lock and params, and its outputs checked out from DVC's cache."""
+    import faiss
+    import yaml
+
+    for path in ("dvc.lock", "params.yaml", "metrics/index/base.json"):
+        (d / path).parent.mkdir(parents=True, exist_ok=True)
+        (d / path).write_text(exp_file(d, name, path))
+    run_in(d, DVC, "checkout", "chunk@base", "dense@base", env=env)
+    index = faiss.read_index(str(d / "data/build/dense/base/index.faiss"))
+    return {"lock": yaml.safe_load((d / "dvc.lock").read_text())["stages"],
+            "files": {p: (d / p).read_bytes() for p in ("data/build/chunks/base.jsonl", "metrics/index/base.json",
+                                                         "data/build/dense/base/chunk_ids.json", "params.yaml")},
+            "vectors": index.reconstruct_n(0, index.ntotal)}
+
+
+def test_dvc_queue_runs_two_experiments_at_once_as_each_alone(tmp_path):
+    """Two queued experiments (`dvc exp run --queue -S chunk_size=...`) run by `dvc queue start
+    -j 2` with one shared embedding cache: both succeed; each has the chunks, metrics and lock
+    entries that the same experiment has run alone in another repository with a cache of its
+    own, and the same index up to the last float bits; the shared cache is intact and holds each
+    text once.
+
+    Why not the index bit for bit: a text's vector depends in its last bits on the other texts
+    of its embedding batch (padding), and which texts a run embeds depends on what the shared
+    cache already holds, so on which experiment got there first (README, "The LLM")."""
+    import numpy as np
+
+    sizes = (150, 200)
+    a, b = committed_repo(tmp_path / "a"), committed_repo(tmp_path / "b")
+    env, env_alone = env_with(tmp_path / "cache_a"), env_with(tmp_path / "cache_b")
+    for n in sizes:
+        run_in(a, DVC, "exp", "run", "--queue", "-S", f"chunk_size={n}", "-n", f"c{n}", "dense@base", env=env)
+    try:
+        run_in(a, DVC, "queue", "start", "-j", "2", env=env)
+        for n in sizes:  # meanwhile, each alone, one after the other
+            run_in(b, DVC, "exp", "run", "-S", f"chunk_size={n}", "-n", f"c{n}", "dense@base", env=env_alone)
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            status = run_in(a, DVC, "queue", "status", env=env)
+            if "Queued" not in status and "Running" not in status:
+                break
+            time.sleep(1)
+    finally:
+        subprocess.run([DVC, "queue", "stop"], cwd=a, env=env, capture_output=True)
+    assert status.count("Success") == 2, status
+    for n in sizes:
+        queued, alone = applied(a, f"c{n}", env), applied(b, f"c{n}", env_alone)
+        assert queued["files"] == alone["files"], n
+        assert f"chunk_size: {n}" in queued["files"]["params.yaml"].decode()
+        for stage in ("dataset", "chunk@base"):
+            assert queued["lock"][stage] == alone["lock"][stage], (n, stage)
+        assert queued["lock"]["dense@base"]["deps"] == alone["lock"]["dense@base"]["deps"], n
+        np.testing.assert_allclose(queued["vectors"], alone["vectors"], rtol=0, atol=1e-6)
+    assert embedded_texts(tmp_path / "cache_a") == embedded_texts(tmp_path / "cache_b") > 0
