@@ -1,5 +1,9 @@
 """What every stage script shares: one clear message and exit status 2 for a user error.
 
+Ctrl-C (``KeyboardInterrupt``) while a stage runs prints one line and exits 130 (the shell's
+status for SIGINT) instead of a traceback; outputs are written atomically, so none is left
+half-written, and a rerun resumes from the caches.
+
 Only ``rag_ablation.errors.UserError`` (bad data, bad params, a missing model, a server that is
 down) becomes the one-line message; any other exception is a bug and keeps its traceback.
 """
@@ -27,3 +31,6 @@ def run(main: Callable[[], None], *, cost: bool = True) -> None:
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted (Ctrl-C); rerun to resume from the caches", file=sys.stderr)
+        sys.exit(130)

@@ -12,8 +12,12 @@ thread alone computes every key, reads the cache, and writes each answer; worker
 run ``backend.chat`` (HTTP requests; the server-backed backends are thread-safe). The calling
 thread waits on the finished requests (``as_completed``) and stores each answer the moment it
 arrives, one committed ``put`` per answer, so a crash or a kill loses no answer that had
-returned. ``prompt_cache.py`` needs no change. Other processes may share the same cache file
-as before (SQLite locks it).
+returned. Other processes may share the same cache file as before (SQLite locks it).
+
+Across processes each prompt is still asked once (``claims.py``): the calling thread claims each
+key before sending it, without waiting; a key another process holds is left to the end, when this
+process has stored its own answers and released its claims, and is then waited for one at a time
+and read from the cache (asked here only if its owner died or failed).
 
 When a request fails, the requests not yet started are cancelled, the ones in flight are waited
 for and their answers stored, and the first error is raised. On Ctrl-C (``KeyboardInterrupt``)
@@ -114,14 +118,56 @@ def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_
         else:
             settle(i, gen, True)
             ready.append(i)
-    for i in ready:
+
+    def answered(i: int) -> Iterator[int]:
         yield i
         for j in later[keys[i]]:
             settle(j, results[i][0], True)
             yield j
+
+    for i in ready:
+        yield from answered(i)
     if not to_send:
         return
 
+    # Claim each key to send (never waiting): the keys another process is asking about are
+    # left for the end, when this process holds no claim and can wait for them safely.
+    claims = llm.cache.claims
+    mine: list[int] = []
+    others: list[int] = []
+    try:
+        for i in to_send:
+            if not claims.try_claim(keys[i]):
+                others.append(i)
+                continue
+            gen = llm.cache.get(keys[i])  # answered by another process since the first look?
+            if gen is None:
+                mine.append(i)
+            else:
+                claims.release(keys[i])
+                settle(i, gen, True)
+                yield from answered(i)
+        if mine:
+            yield from _send(llm, conversations, keys, mine, settle, answered, num_predict=num_predict,
+                             stop=stop, concurrency=concurrency)
+    finally:
+        claims.release_all()
+    for i in others:  # holding no claim now: wait for each owner in turn, then read its answer
+        with claims.claimed(keys[i]):
+            gen = llm.cache.get(keys[i])
+            cached = gen is not None
+            if not cached:  # its owner died or failed: ask ourselves
+                gen = llm.backend.chat(conversations[i], num_predict=num_predict, stop=stop)
+                llm.cache.put(keys[i], gen)
+        settle(i, gen, cached)
+        yield from answered(i)
+
+
+def _send(llm: Any, conversations: list[Messages], keys: list[str], to_send: list[int],
+          settle: Callable[[int, Generation, bool], None], answered: Callable[[int], Iterator[int]], *,
+          num_predict: int, stop: Sequence[str], concurrency: int) -> Iterator[int]:
+    """Ask the backend for ``to_send`` (claimed keys) with up to ``concurrency`` requests in
+    flight; store each answer, release its claim, and yield the indices it answers."""
     pool = ThreadPoolExecutor(max_workers=min(concurrency, len(to_send)), thread_name_prefix="llm-request")
     futures: dict[Future[Generation], int] = {
         pool.submit(llm.backend.chat, conversations[i], num_predict=num_predict, stop=stop): i for i in to_send
@@ -133,6 +179,7 @@ def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_
         i = futures[fut]
         gen = fut.result()
         llm.cache.put(keys[i], gen)
+        llm.cache.claims.release(keys[i])
         stored.add(fut)
         settle(i, gen, False)
         return i
@@ -147,11 +194,7 @@ def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_
         while not_done:
             done, not_done = wait(not_done, return_when=FIRST_COMPLETED)
             for fut in sorted(done, key=futures.__getitem__):
-                i = store(fut)
-                yield i
-                for j in later[keys[i]]:
-                    settle(j, results[i][0], True)
-                    yield j
+                yield from answered(store(fut))
     except Exception:
         for fut in not_done:
             fut.cancel()

@@ -5,6 +5,10 @@ The cache is a single SQLite file in WAL mode. Each ``put`` is its own committed
 so a run killed at any point (even ``kill -9``) keeps every answer whose ``put`` had returned,
 and a rerun only pays for the calls that had not finished. (``synchronous=NORMAL``: durable
 against the process dying; the last commits may be lost if the machine itself loses power.)
+
+Each prompt is answered once, across processes too: a miss claims its key (``claims.py``, an OS
+lock the owner's death releases) before asking the backend, so a second process missing the
+same prompt at the same time waits for the first one's answer instead of asking again.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from typing import Any
 from rag_ablation.io import default_cache_dir
 from rag_ablation.sqlite_cache import guarded, open_cache
 from rag_ablation.llm.backends import Backend, Generation
+from rag_ablation.llm.claims import Claims
 
 def default_cache_path() -> Path:
     """``default_cache_dir() / "prompts.sqlite"``."""
@@ -42,6 +47,7 @@ class PromptCache:
 
     The parent folder is created if missing. Several processes may share one file (SQLite
     locks it; a writer waits up to 30 s for another). One instance is for one thread.
+    ``claims`` are the cross-process claims on its keys, in ``<path>.claims`` beside it.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -58,6 +64,7 @@ class PromptCache:
                 " completion_tokens INTEGER NOT NULL,"
                 " seconds REAL NOT NULL)"
             )
+        self.claims = Claims(f"{self.path}.claims")
 
     def get(self, key: str) -> Generation | None:
         """The generation stored under ``key``, or ``None`` if there is none."""
@@ -91,7 +98,8 @@ class PromptCache:
         return str(self._conn.execute("PRAGMA journal_mode").fetchone()[0])
 
     def close(self) -> None:
-        """Close the connection (entries are already committed)."""
+        """Close the connection (entries are already committed) and release any claim."""
+        self.claims.close()
         self._conn.close()
 
     def __enter__(self) -> PromptCache:
@@ -114,6 +122,10 @@ class CachedLLM:
 
     ``options`` may not set ``num_predict`` or any key of ``backend.settings()``: those are set on
     the backend and on each call (``ValueError`` otherwise).
+
+    A miss claims its key across processes first (``PromptCache.claims``): if another process is
+    asking the backend the same thing, this one waits for it and takes its answer from the cache
+    (a hit); if that process died, this one gets the claim and asks the backend itself.
 
     Counters: ``calls`` (calls that returned), ``hits`` (answered from the cache), ``misses``
     (answered by the backend, then stored); ``calls == hits + misses``.
@@ -153,8 +165,14 @@ class CachedLLM:
             self.hits += 1
             self.calls += 1
             return gen, True
-        gen = self.backend.chat(messages, num_predict=num_predict, stop=stop)
-        self.cache.put(key, gen)
+        with self.cache.claims.claimed(key):  # waits while another process answers this key
+            gen = self.cache.get(key)
+            if gen is not None:  # answered by that process meanwhile
+                self.hits += 1
+                self.calls += 1
+                return gen, True
+            gen = self.backend.chat(messages, num_predict=num_predict, stop=stop)
+            self.cache.put(key, gen)
         self.misses += 1
         self.calls += 1
         return gen, False

@@ -8,7 +8,8 @@ treated as a local folder or a model-hub name that must already be in the local 
 The cache (``EmbeddingCache``) keeps one float32 vector per (model name, sha256 of the text) in
 SQLite, outside DVC's outputs: ``$RAG_ABLATION_CACHE/embeddings.sqlite``, default
 ``<repo>/.cache/embeddings.sqlite``. A text is never embedded twice, across chunkings, reruns
-and ``dvc exp run`` sweeps. Vectors are stored already L2-normalized.
+and ``dvc exp run`` sweeps. Vectors are stored already L2-normalized. ``embed_cached`` commits
+each batch as it is made, so a killed run loses at most the batch in progress.
 """
 from __future__ import annotations
 
@@ -142,7 +143,17 @@ def embed_cached(
 ) -> tuple[np.ndarray, dict[str, int]]:
     """Embeddings of ``texts``, computing only those the cache lacks (each distinct text once).
     ``load`` is called only if something must be computed. Returns the vectors and counts
-    ``{"texts", "cached", "computed"}``."""
+    ``{"texts", "cached", "computed"}``.
+
+    The missing texts are embedded ``batch_size`` at a time and each batch is committed to the
+    cache before the next starts, so a run killed at any point (even ``kill -9``) keeps every
+    finished batch and a rerun embeds only the rest. The batches are a fixed function of the
+    set of missing texts: longest first (ties by text hash), cut every ``batch_size``. A rerun
+    after a kill therefore forms exactly the batches the interrupted run had not committed, and
+    gives the vectors an uninterrupted run gives, bit for bit (a text's vector can depend on the
+    padding of its batch in the last float bits)."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
     keys = [text_key(t) for t in texts]
     found = cache.get_many(model_name, sorted(set(keys)))
     todo: dict[str, str] = {}
@@ -151,10 +162,17 @@ def embed_cached(
             todo.setdefault(k, t)
     if todo:
         model = load()
-        vecs = encode(model, list(todo.values()), batch_size=batch_size, progress=progress)
-        new = dict(zip(todo.keys(), vecs))
-        cache.put_many(model_name, new)
-        found.update(new)
+        order = sorted(todo, key=lambda k: (-len(todo[k]), k))
+        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        if progress:
+            from tqdm import tqdm
+
+            batches = tqdm(batches, desc="embedding", unit="batch")
+        for batch in batches:
+            vecs = encode(model, [todo[k] for k in batch], batch_size=batch_size)
+            new = dict(zip(batch, vecs))
+            cache.put_many(model_name, new)  # committed: a kill from here on keeps this batch
+            found.update(new)
     stats = {"texts": len(texts), "cached": len(texts) - sum(1 for k in keys if k in todo), "computed": len(todo)}
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), stats

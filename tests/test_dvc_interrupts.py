@@ -1,0 +1,153 @@
+"""DVC runs of the real dvc.yaml on the fixture corpus that are interrupted or run in parallel:
+Ctrl-C of `dvc exp run` then a rerun gives what an uninterrupted run gives, and
+`dvc queue start -j 2` runs two experiments at once as each would run alone.
+
+Both run the stages up to `dense@base` only (dataset, chunk, dense: a model load and an
+embedding), which is what a cold fixture pipeline spends most of its time on; a whole cold
+`dvc repro` of the fixture takes about 85 s, too long to run twice here."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import GIT_ENV, VENV_BIN, make_fixture_repo, run_in
+
+pytestmark = pytest.mark.slow_dvc
+
+DVC = str(VENV_BIN / "dvc")
+OUTPUTS = ("dvc.lock", "data/build/chunks/base.jsonl", "data/build/dense/base/index.faiss",
+           "data/build/dense/base/chunk_ids.json", "metrics/index/base.json")
+"""The files `dvc exp run dense@base` writes (dvc.lock holds every output's hash)."""
+
+
+def env_with(cache: Path) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}", **GIT_ENV,
+            "RAG_ABLATION_CACHE": str(cache)}
+
+
+def committed_repo(d: Path) -> Path:
+    d.mkdir()
+    make_fixture_repo(d)
+    run_in(d, "git", "add", "-A")
+    run_in(d, "git", "commit", "-q", "-m", "fixture pipeline")
+    return d
+
+
+def test_ctrl_c_of_dvc_exp_run_then_rerun_equals_an_uninterrupted_run(tmp_path):
+    """SIGINT to the process group of `dvc exp run` (what Ctrl-C in a terminal sends) while the
+    dense stage runs: the run stops, `dvc status` says exactly that stage is missing, no
+    half-written index is left, and the rerun writes the outputs of an uninterrupted run (in a
+    second repository with a cache of its own, run alongside) byte for byte."""
+    a, b = committed_repo(tmp_path / "a"), committed_repo(tmp_path / "b")
+    whole = subprocess.Popen([DVC, "exp", "run", "dense@base"], cwd=b, env=env_with(tmp_path / "cache_b"),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = env_with(tmp_path / "cache_a")
+    proc = subprocess.Popen([DVC, "exp", "run", "dense@base"], cwd=a, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "Running stage 'dense@base'" in line:
+            time.sleep(1.0)  # the stage is loading its model
+            os.killpg(proc.pid, signal.SIGINT)
+            break
+    seen.append(proc.stdout.read())
+    assert proc.wait(timeout=120) != 0, "".join(seen)
+    output = "".join(seen)
+    assert "Running stage 'dense@base'" in output and "Ran experiment" not in output
+    assert "interrupted (Ctrl-C)" in output and "Traceback" not in output, output
+    assert list((a / "data/build/dense").iterdir()) == [], "no index folder, not even a temporary one"
+    assert not (a / "metrics/index/base.json").exists()
+    assert "up to date" in run_in(a, DVC, "status", "dataset", "chunk@base", env=env)
+    status = run_in(a, DVC, "status", "dense@base", env=env)
+    assert "deleted:            data/build/dense/base" in status
+
+    rerun = run_in(a, DVC, "exp", "run", "dense@base", env=env)
+    assert "Running stage 'dense@base'" in rerun and "Running stage 'chunk@base'" not in rerun
+    assert "up to date" in run_in(a, DVC, "status", "dense@base", env=env)
+    out, _ = whole.communicate(timeout=300)
+    assert whole.returncode == 0, out
+    for name in OUTPUTS:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def exp_file(d: Path, name: str, path: str) -> str:
+    """``path`` as committed by experiment ``name`` (its git ref under refs/exps)."""
+    refs = run_in(d, "git", "for-each-ref", "refs/exps", "--format=%(refname)").split()
+    [ref] = [r for r in refs if r.endswith(f"/{name}")]
+    return run_in(d, "git", "show", f"{ref}:{path}")
+
+
+def embedded_texts(cache: Path) -> int:
+    import sqlite3
+
+    db = sqlite3.connect(cache / "embeddings.sqlite")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+    finally:
+        db.close()
+
+
+def applied(d: Path, name: str, env: dict[str, str]) -> dict[str, object]:
+    """Experiment ``name``'s lock file, chunks, metrics, chunk ids and index vectors: its
+    committed dvc.lock and params, and its outputs checked out from DVC's cache."""
+    import faiss
+    import yaml
+
+    for path in ("dvc.lock", "params.yaml", "metrics/index/base.json"):
+        (d / path).parent.mkdir(parents=True, exist_ok=True)
+        (d / path).write_text(exp_file(d, name, path))
+    run_in(d, DVC, "checkout", "chunk@base", "dense@base", env=env)
+    index = faiss.read_index(str(d / "data/build/dense/base/index.faiss"))
+    return {"lock": yaml.safe_load((d / "dvc.lock").read_text())["stages"],
+            "files": {p: (d / p).read_bytes() for p in ("data/build/chunks/base.jsonl", "metrics/index/base.json",
+                                                         "data/build/dense/base/chunk_ids.json", "params.yaml")},
+            "vectors": index.reconstruct_n(0, index.ntotal)}
+
+
+def test_dvc_queue_runs_two_experiments_at_once_as_each_alone(tmp_path):
+    """Two queued experiments (`dvc exp run --queue -S chunk_size=...`) run by `dvc queue start
+    -j 2` with one shared embedding cache: both succeed; each has the chunks, metrics and lock
+    entries that the same experiment has run alone in another repository with a cache of its
+    own, and the same index up to the last float bits; the shared cache is intact and holds each
+    text once.
+
+    Why not the index bit for bit: a text's vector depends in its last bits on the other texts
+    of its embedding batch (padding), and which texts a run embeds depends on what the shared
+    cache already holds, so on which experiment got there first (README, "The LLM")."""
+    import numpy as np
+
+    sizes = (150, 200)
+    a, b = committed_repo(tmp_path / "a"), committed_repo(tmp_path / "b")
+    env, env_alone = env_with(tmp_path / "cache_a"), env_with(tmp_path / "cache_b")
+    for n in sizes:
+        run_in(a, DVC, "exp", "run", "--queue", "-S", f"chunk_size={n}", "-n", f"c{n}", "dense@base", env=env)
+    try:
+        run_in(a, DVC, "queue", "start", "-j", "2", env=env)
+        for n in sizes:  # meanwhile, each alone, one after the other
+            run_in(b, DVC, "exp", "run", "-S", f"chunk_size={n}", "-n", f"c{n}", "dense@base", env=env_alone)
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            status = run_in(a, DVC, "queue", "status", env=env)
+            if "Queued" not in status and "Running" not in status:
+                break
+            time.sleep(1)
+    finally:
+        subprocess.run([DVC, "queue", "stop"], cwd=a, env=env, capture_output=True)
+    assert status.count("Success") == 2, status
+    for n in sizes:
+        queued, alone = applied(a, f"c{n}", env), applied(b, f"c{n}", env_alone)
+        assert queued["files"] == alone["files"], n
+        assert f"chunk_size: {n}" in queued["files"]["params.yaml"].decode()
+        for stage in ("dataset", "chunk@base"):
+            assert queued["lock"][stage] == alone["lock"][stage], (n, stage)
+        assert queued["lock"]["dense@base"]["deps"] == alone["lock"]["dense@base"]["deps"], n
+        np.testing.assert_allclose(queued["vectors"], alone["vectors"], rtol=0, atol=1e-6)
+    assert embedded_texts(tmp_path / "cache_a") == embedded_texts(tmp_path / "cache_b") > 0
