@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from rag_ablation.retrieval.indexes import build_flat_ip, load_dense, save_dense
+from rag_ablation.retrieval.faiss_index import build_flat_ip
+from rag_ablation.retrieval.indexes import load_dense, save_dense
 
 
 def _index(rows):
