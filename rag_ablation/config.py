@@ -568,6 +568,12 @@ class GenerationConfig:
                               f"expected some of: {', '.join(retrieval)}")
         if len(set(v["configs"])) != len(v["configs"]):
             raise _fail("generation.configs", "each config once", list(v["configs"]))
+        if isinstance(retrieval, Mapping):  # the answer prompt takes the top k of a stored ranking
+            short = [f"{c} stores {retrieval[c].k}" for c in v["configs"] if v["k"] > retrieval[c].k]
+            if short:
+                raise ConfigError(f"generation.k: {v['k']} passages asked, more than the ranking stores "
+                                  f"({'; '.join(short)}); expected at most the config's `k`: lower "
+                                  f"generation.k or raise retrieval.<config>.k")
         return cls(**v)
 
 
@@ -811,7 +817,7 @@ class Params:
             faiss=FaissConfig.from_params(raw.get("faiss")),
             chunkings=chunkings, retrieval=retrieval, query_transforms=transforms,
             llm=LlmConfig.from_params(raw.get("llm")),
-            generation=GenerationConfig.from_params(raw.get("generation"), retrieval=tuple(retrieval)),
+            generation=GenerationConfig.from_params(raw.get("generation"), retrieval=retrieval),
             stats=StatsConfig.from_params(raw.get("stats"), retrieval=tuple(retrieval)),
             judge=JudgeConfig.from_params(raw.get("judge")),
             gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval),

@@ -254,3 +254,13 @@ def test_rrf_ties_default_to_dense_and_apply_to_rrf_only():
     assert p.config("dense").ties is None
     assert "does not apply" in error_of(with_change("retrieval.dense.ties", "bm25"))
     assert error_of(with_change("retrieval.hybrid.ties", "splade")).startswith("retrieval.hybrid.ties:")
+
+
+@pytest.mark.bad_input
+def test_generation_k_above_a_stored_ranking_is_refused():
+    """Asking the answer prompt for more passages than an answered config's ranking stores would
+    silently give fewer; it stops at the params check, naming the config and both numbers."""
+    msg = error_of(with_change("generation.k", 11))
+    assert "generation.k: 11 passages asked, more than the ranking stores (dense stores 10;" in msg
+    assert "lower generation.k or raise retrieval.<config>.k" in msg
+    assert Params.from_params(with_change("generation.k", 10)).generation.k == 10

@@ -232,6 +232,7 @@ class LlamaCppBackend(Backend):
         self.seed = seed
         self.temperature = temperature
         self._llama: Any = None
+        self._specials: tuple[str, ...] | None = None
 
     def identity(self) -> dict[str, Any]:
         """``{"backend": "llama_cpp", "model": <file name>, "digest": <sha256 of the file>}``.
@@ -275,13 +276,42 @@ class LlamaCppBackend(Backend):
                 ) from e
         return self._llama
 
+    def special_texts(self) -> tuple[str, ...]:
+        """The text of every special (control) token of the model's vocabulary, such as
+        ``<|im_start|>``, longest first: tokens that detokenize to text only when special tokens
+        are rendered. Computed once per loaded model."""
+        if self._specials is None:
+            llama = self._model()
+            found = set()
+            for token in range(llama.n_vocab()):
+                shown = llama.detokenize([token], special=True)
+                if shown and not llama.detokenize([token], special=False):
+                    found.add(shown.decode("utf-8", errors="ignore"))
+            self._specials = tuple(sorted((t for t in found if len(t) > 1), key=lambda t: (-len(t), t)))
+        return self._specials
+
+    def plain_text(self, text: str) -> str:
+        """``text`` with every special token's text broken by a zero-width space after its first
+        character, so a passage or question holding ``<|im_end|>`` reaches the model as those
+        characters, never as the control token. llama-cpp-python tokenizes the whole rendered chat
+        prompt with special tokens enabled, so without this a corpus could end the user turn or
+        forge an assistant turn. Text without special tokens is returned unchanged (so prompts
+        and their cached answers do not change)."""
+        for special in self.special_texts():
+            if special in text:
+                text = text.replace(special, special[0] + "\u200b" + special[1:])
+        return text
+
     def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
-        """One chat completion with the GGUF's own chat template; see ``Backend.chat``.
+        """One chat completion with the GGUF's own chat template; see ``Backend.chat``. Message
+        text passes through ``plain_text`` first: special-token text in it is not interpreted.
 
         A prompt longer than ``n_ctx - num_predict`` tokens makes llama_cpp raise
         ``ValueError``, which is passed through."""
         _check_num_predict(num_predict)
         llama = self._model()
+        messages = [{**m, "content": self.plain_text(m["content"])} if isinstance(m.get("content"), str) else m
+                    for m in messages]
         start = time.perf_counter()
         out = llama.create_chat_completion(
             messages=messages,

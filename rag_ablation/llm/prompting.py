@@ -1,13 +1,14 @@
 """Prompt templates: plain-text files under ``prompts/`` with ``{question}`` and, for answer
 prompts, ``{passages}`` placeholders.
 
-Placeholders are replaced literally (no ``str.format``), so braces in passages or questions
-are never interpreted. A template missing a placeholder it needs is rejected when loaded.
+Placeholders are replaced literally and in one pass (no ``str.format``), so braces or a
+``{question}`` inside passages or questions are never interpreted. A template missing a placeholder it needs is rejected when loaded.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,11 +35,13 @@ def load_template(folder: Path, name: str, *, needs: Sequence[str]) -> str:
 
 
 def fill(template: str, **values: str) -> str:
-    """Replace each ``{name}`` with its value, literally."""
-    out = template
-    for name, value in values.items():
-        out = out.replace("{" + name + "}", value)
-    return out
+    """Replace each ``{name}`` of the template with its value, literally, in one pass: text that
+    comes in a value (a passage or a question holding ``{question}``, braces, ``%s``) is never
+    read as a placeholder. Placeholders not named in ``values`` stay as they are."""
+    if not values:
+        return template
+    pattern = re.compile("|".join(re.escape("{" + name + "}") for name in values))
+    return pattern.sub(lambda m: values[m.group(0)[1:-1]], template)
 
 
 def format_passages(texts: Sequence[str]) -> str:
