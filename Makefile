@@ -37,11 +37,14 @@ test: install
 bench: install
 	$(PY) benchmarks/retrieval_speed.py
 	$(PY) benchmarks/llm_throughput.py
+	$(PY) benchmarks/embedding_speed.py
+	$(PY) benchmarks/dvc_overhead.py
 
-# FAISS flat / IVF / HNSW on COVID-QA and 1M synthetic vectors: about 6 GB of RAM and an hour or
-# more of index builds on one thread, so it is not part of `bench`.
+# FAISS flat / IVF / HNSW on COVID-QA and 1M synthetic vectors (about 6 GB of RAM): the settings
+# of the run in benchmarks/RESULTS.md (10 minutes); the script's own defaults take an hour or more.
 bench-faiss: install
-	$(PY) benchmarks/faiss_index_types.py
+	$(PY) benchmarks/faiss_index_types.py --n 1000000 --nlist 1024 --hnsw-m 16 \
+	    --ef-construction 40 --ef-search 32,128 --threads 2 --rounds 1
 
 clean-cache:
 	rm -rf .cache
