@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -42,6 +44,29 @@ def write_text(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
 
+
+@contextmanager
+def replaced_folder(folder: Path) -> Iterator[Path]:
+    """A hidden staging folder beside ``folder`` to write into; when the block ends without an
+    exception it replaces ``folder`` whole (an older one is removed), otherwise it is deleted
+    and ``folder`` is left as it was. So a crash never leaves a folder that looks complete. The
+    folder gets the permissions a plain ``mkdir`` would give (0777 less the umask)."""
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".tmp"))
+    try:
+        os.chmod(tmp, 0o777 & ~_UMASK)
+        yield tmp
+        if folder.exists():
+            old = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".old"))
+            os.replace(folder, old / folder.name)
+            os.replace(tmp, folder)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 def dumps(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"

@@ -27,8 +27,6 @@ The datasets:
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +35,7 @@ from rag_ablation.corpus import Document, load_corpus
 from rag_ablation.datasets.covidqa import TRACK as COVIDQA_TRACK
 from rag_ablation.datasets.covidqa import load_covidqa
 from rag_ablation.errors import lookup
-from rag_ablation.io import datasets_dir, write_text
+from rag_ablation.io import datasets_dir, replaced_folder, write_text
 from rag_ablation.questions import Question, load_questions
 
 
@@ -96,13 +94,8 @@ def write_dataset(ds: Dataset, out: Path) -> None:
     target and renamed into place, so a failure never leaves half a corpus."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / ".corpus.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    for d in ds.documents:
-        write_text(tmp / d.doc, d.text)
-    if (out / "corpus").exists():
-        shutil.rmtree(out / "corpus")
-    os.replace(tmp, out / "corpus")
+    with replaced_folder(out / "corpus") as tmp:
+        for d in ds.documents:
+            write_text(tmp / d.doc, d.text)
     write_text(out / "questions.jsonl", ds.questions_text)
     write_text(out / "audit.jsonl", ds.audit_text)

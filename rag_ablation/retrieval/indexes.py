@@ -10,40 +10,23 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from rag_ablation.errors import UserError
-from rag_ablation.io import _UMASK, write_json
+from rag_ablation.io import replaced_folder, write_json
 
 
 def save_dense(folder: Path, index, chunk_ids: list[str], meta: dict) -> None:
-    """Write ``index.faiss`` and ``chunk_ids.json`` into ``folder``, all or nothing: both are
-    written into a hidden sibling folder that is then renamed to ``folder`` (an older
-    ``folder`` is replaced), so a run killed midway never leaves a folder that looks complete."""
+    """Write ``index.faiss`` and ``chunk_ids.json`` into ``folder``, all or nothing
+    (``rag_ablation.io.replaced_folder``: a run killed midway never leaves a folder that looks
+    complete; an older ``folder`` is replaced)."""
     import faiss
 
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".tmp"))
-    try:
-        os.chmod(tmp, 0o777 & ~_UMASK)  # as a plain mkdir would make it, not owner-only
+    with replaced_folder(folder) as tmp:
         faiss.write_index(index, str(tmp / "index.faiss"))
         write_json(tmp / "chunk_ids.json", {"chunk_ids": chunk_ids, **meta})
-        if folder.exists():
-            old = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".old"))
-            os.replace(folder, old / folder.name)
-            os.replace(tmp, folder)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def load_dense(folder: Path):
