@@ -39,6 +39,7 @@ bench: install
 	$(PY) benchmarks/llm_throughput.py
 	$(PY) benchmarks/embedding_speed.py
 	$(PY) benchmarks/dvc_overhead.py
+	$(PY) benchmarks/bm25_mmap.py
 
 # FAISS flat / IVF / HNSW on COVID-QA and 1M synthetic vectors (about 6 GB of RAM): the settings
 # of the run in benchmarks/RESULTS.md (10 minutes); the script's own defaults take an hour or more.

@@ -303,23 +303,34 @@ class EmbeddingConfig:
 
 @dataclass(frozen=True)
 class Bm25Config:
-    """``bm25``: tokenizer, implementation and BM25Okapi's k1, b and idf floor ``epsilon``."""
+    """``bm25``: tokenizer, implementation and BM25Okapi's k1, b and idf floor ``epsilon``.
+
+    ``mmap`` (default false; impl ``bm25s`` only): the bm25 stage stores bm25s' score matrix
+    instead of the tokens and retrieval opens it memory-mapped, so a query reads only its own
+    terms' columns from disk and the corpus never has to fit in RAM (scores unchanged)."""
 
     tokenizer: str = "regex"
     impl: str = "rank_bm25"
     k1: float = 1.5
     b: float = 0.75
     epsilon: float = 0.25
+    mmap: bool = False
+
+    def __post_init__(self) -> None:  # checked however the config is made, not only from params
+        if self.impl == "bm25s" and self.epsilon != 0:
+            raise ConfigError(f"bm25.epsilon: expected 0 with impl bm25s (it floors negative idf at 0), "
+                              f"got {self.epsilon}; set bm25.epsilon to 0 or use impl rank_bm25")
+        if self.mmap and self.impl != "bm25s":
+            raise ConfigError(f"bm25.mmap: true needs impl bm25s (only bm25s stores a score matrix to map), "
+                              f"got impl {self.impl}; set bm25.impl to bm25s and bm25.epsilon to 0, "
+                              "or bm25.mmap to false")
 
     @classmethod
     def from_params(cls, spec: Any) -> Bm25Config:
-        v = read_block(spec, "bm25", {"tokenizer": one_of(*TOKENIZERS), "impl": one_of(*BM25_IMPLS),
-                                      "k1": non_negative_number, "b": unit_number,
-                                      "epsilon": non_negative_number}, defaults=asdict(cls()))
-        if v["impl"] == "bm25s" and v["epsilon"] != 0:
-            raise ConfigError(f"bm25.epsilon: expected 0 with impl bm25s (it floors negative idf at 0), "
-                              f"got {v['epsilon']}; set bm25.epsilon to 0 or use impl rank_bm25")
-        return cls(**v)
+        return cls(**read_block(spec, "bm25", {"tokenizer": one_of(*TOKENIZERS), "impl": one_of(*BM25_IMPLS),
+                                               "k1": non_negative_number, "b": unit_number,
+                                               "epsilon": non_negative_number, "mmap": boolean},
+                                defaults=asdict(cls())))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""Stage `bm25@NAME`: tokenize the chunks of chunking NAME for BM25 and store the tokens as
-JSON (the scorer is rebuilt from them at query time; no pickle)."""
+"""Stage `bm25@NAME`: tokenize the chunks of chunking NAME for BM25 and write the index folder:
+the tokens as JSON (the scorer is rebuilt from them at query time), or with bm25.mmap the bm25s
+score matrix for memory-mapped loading. No pickle either way."""
 from __future__ import annotations
 
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
@@ -10,7 +11,7 @@ from pathlib import Path
 from rag_ablation import cli
 from rag_ablation.chunks import load_chunks
 from rag_ablation.config import load_config
-from rag_ablation.retrieval.indexes import save_bm25
+from rag_ablation.retrieval.bm25 import save_bm25
 from rag_ablation.text import get_tokenizer
 
 
@@ -19,10 +20,11 @@ def main() -> None:
     ap.add_argument("--chunks", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    name = load_config().bm25.tokenizer
-    tokenize = get_tokenizer(name)
+    bm25 = load_config().bm25
+    tokenize = get_tokenizer(bm25.tokenizer)
     chunks = load_chunks(args.chunks)
-    save_bm25(args.out, chunk_ids=[c.id for c in chunks], tokens=[tokenize(c.text) for c in chunks], tokenizer=name)
+    save_bm25(args.out, chunk_ids=[c.id for c in chunks], tokens=[tokenize(c.text) for c in chunks],
+              tokenizer=bm25.tokenizer, bm25=bm25)
 
 
 if __name__ == "__main__":

@@ -153,6 +153,8 @@ def test_keys_that_do_not_apply_are_errors(path, value, message):
     ("retrieval.dense.depth", 5, "retrieval.dense.depth: expected at least k (10), got 5"),
     ("chunkings.c400.overlap", 400, "chunkings.c400.overlap: expected fewer characters than the size (400)"),
     ("bm25.impl", "bm25s", "bm25.epsilon: expected 0 with impl bm25s"),
+    ("bm25.mmap", True, "bm25.mmap: true needs impl bm25s (only bm25s stores a score matrix to map), got impl rank_bm25"),
+    ("bm25.mmap", "yes", "bm25.mmap: expected true or false"),
     ("generation.configs", ["dense", "splade"], "generation.configs: 'splade' not a retrieval config"),
     ("retrieval.dense.weights", {"dense": 1}, "retrieval.dense.weights: does not apply here"),
     ("generation.sample", 0, 'generation.sample: expected a positive number of questions or "all", got 0'),

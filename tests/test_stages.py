@@ -44,13 +44,13 @@ def built(tmp_path_factory):
         stage(d, "chunk.py", "--name", name, "--corpus", "corpus", "--out", b / f"chunks/{name}.jsonl")
         stage(d, "dense_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"dense/{name}",
               "--metrics", d / f"metrics/index/{name}.json")
-        stage(d, "bm25_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"bm25/{name}.json")
+        stage(d, "bm25_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"bm25/{name}")
         stage(d, "labels.py", "--chunks", b / f"chunks/{name}.jsonl", "--questions", b / "q.jsonl",
               "--out", b / f"labels/{name}.json", "--metrics", d / f"metrics/labels/{name}.json")
     for name, cfg in params["retrieval"].items():
         c = cfg["chunking"]
         stage(d, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks", b / f"chunks/{c}.jsonl",
-              "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}.json",
+              "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}",
               "--queries", b / f"queries/{cfg['query']}.json",
               "--out", b / f"runs/{name}.json", "--latency", d / f"metrics/latency/{name}.json")
     for name in params["generation"]["configs"]:
@@ -193,12 +193,35 @@ def test_outputs_are_deterministic(built, tmp_path):
     """Rerunning a stage gives byte-identical output (DVC's early cutoff depends on it)."""
     b = built / "build"
     stage(built, "retrieve.py", "--name", "hybrid", "--questions", b / "q.jsonl", "--chunks", b / "chunks/heading.jsonl",
-          "--dense", b / "dense/heading", "--bm25", b / "bm25/heading.json",
+          "--dense", b / "dense/heading", "--bm25", b / "bm25/heading",
           "--queries", b / "queries/none.json", "--out", tmp_path / "again.json", "--latency", tmp_path / "lat.json")
     assert (tmp_path / "again.json").read_bytes() == (b / "runs/hybrid.json").read_bytes()
     stage(built, "score.py", *score_args(built, tmp_path / "r.csv", tmp_path / "a.csv"))
     assert (tmp_path / "r.csv").read_bytes() == (built / "metrics/scores/retrieval.csv").read_bytes()
     assert (tmp_path / "a.csv").read_bytes() == (built / "metrics/scores/answers.csv").read_bytes()
+
+
+def test_bm25_mmap_stores_the_score_matrix_and_ranks_as_bm25s_from_tokens(built, tmp_path):
+    """bm25.mmap: the bm25 stage stores bm25s' arrays instead of tokens; the retrieve stage then
+    memory-maps them and writes the same run file as bm25s rebuilt from tokens."""
+    b = built / "build"
+    p = yaml.safe_load((built / "params.yaml").read_text())
+    runs = {}
+    for mmap in (False, True):
+        d = tmp_path / f"mmap_{mmap}"
+        d.mkdir()
+        p["bm25"] = {**p["bm25"], "impl": "bm25s", "epsilon": 0, "mmap": mmap}
+        (d / "params.yaml").write_text(yaml.safe_dump(p))
+        stage(d, "bm25_index.py", "--chunks", b / "chunks/base.jsonl", "--out", d / "bm25")
+        stage(d, "retrieve.py", "--name", "bm25", "--questions", b / "q.jsonl", "--chunks", b / "chunks/base.jsonl",
+              "--dense", b / "dense/base", "--bm25", d / "bm25", "--queries", b / "queries/none.json",
+              "--out", d / "run.json", "--latency", d / "lat.json")
+        runs[mmap] = (d / "run.json").read_bytes()
+        stored = sorted(f.name for f in (d / "bm25").iterdir())
+        assert stored == (["bm25s", "chunk_ids.json"] if mmap else ["chunk_ids.json", "tokens.jsonl"])
+    assert runs[True] == runs[False]
+    assert sorted(f.name for f in (b / "bm25/base").iterdir()) == ["chunk_ids.json", "tokens.jsonl"], \
+        "the default (mmap false) keeps the tokens"
 
 
 @pytest.mark.bad_input
@@ -330,7 +353,7 @@ def test_one_switch_skips_every_llm_stage_and_runs_the_rest(built, tmp_path):
           "--out", tmp_path / "none.json", "--latency", tmp_path / "lat_none.json")
     assert load(tmp_path / "none.json")["status"] == "ok" and load(tmp_path / "none.json")["queries"]
     res = stage(tmp_path, "retrieve.py", "--name", "rewrite", "--questions", b / "q.jsonl", "--chunks",
-                b / "chunks/base.jsonl", "--dense", b / "dense/base", "--bm25", b / "bm25/base.json",
+                b / "chunks/base.jsonl", "--dense", b / "dense/base", "--bm25", b / "bm25/base",
                 "--queries", tmp_path / "rewrite.json", "--out", tmp_path / "run.json", "--latency", tmp_path / "l.json")
     run = load(tmp_path / "run.json")
     assert run["status"] == "unavailable" and "llm.backend is none" in run["reason"] and run["questions"] == []

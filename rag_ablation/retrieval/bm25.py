@@ -10,15 +10,17 @@ Implementations (``IMPLEMENTATIONS``):
   ``idf_method="robertson"``), about two orders of magnitude faster. bm25s floors negative idf at
   0, so its scores equal ``rank_bm25``'s when ``epsilon = 0``.
 
-The stored index is JSON (chunk ids, token lists, parameters); the scorer is rebuilt from it at
-query time, which takes milliseconds and needs no pickle.
+The stored index is a folder (``save_bm25``, ``open_bm25``): ``chunk_ids.json`` (chunk ids and
+tokenizer name; position i of the index is chunk ``chunk_ids[i]``) and either ``tokens.jsonl``
+(line i: chunk i's tokens as a JSON list; by default the scorer is rebuilt from them at query time, which takes
+milliseconds on the example and needs no pickle) or ``bm25s/``.
 
-For corpora too large to rebuild and hold in RAM, a ``bm25s`` scorer can also be saved as a
-bm25s index folder (``BM25sScorer.save``: bm25s' own ``save``, the score matrix as three ``.npy``
-arrays written without pickle, the vocabulary and parameters as JSON, no corpus) and opened
-memory-mapped (``load_bm25s``): a query then reads only the columns of its own terms from disk.
-Its scores equal the in-memory scorer's exactly (same arrays). The pipeline's stages do not use
-it yet (the bm25 stage still stores tokens; see ``load_bm25s``).
+For corpora too large to rebuild and hold in RAM (``bm25.mmap: true``, impl ``bm25s``), the bm25
+stage saves a bm25s index instead (``BM25sScorer.save``: bm25s' own ``save``, the score matrix
+as three ``.npy`` arrays written without pickle, the vocabulary and parameters as JSON, no
+corpus) and retrieval opens it memory-mapped (``load_bm25s``): a query then reads only the
+columns of its own terms from disk, into page cache the OS may drop again. Its scores equal the in-memory scorer's exactly (same
+arrays).
 """
 from __future__ import annotations
 
@@ -28,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_ablation.config import ConfigError
+from rag_ablation.config import Bm25Config, ConfigError
 from rag_ablation.errors import InvalidData, MissingInput, lookup
+from rag_ablation.io import replaced_folder, write_json, write_text
 
 class Scorer:
     """Scores every chunk for a tokenized query: ``scores(tokens) -> array of len(chunks)``."""
@@ -62,6 +65,10 @@ class BM25sScorer(Scorer):
         self._n = len(ids)
         self._bm25 = bm25s.BM25(k1=k1, b=b, method="atire", idf_method="robertson")
         self._bm25.index(bm25s.tokenization.Tokenized(ids=ids, vocab=self._vocab), show_progress=False)
+
+    @property
+    def n_chunks(self) -> int:
+        return self._n
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         known = [self._vocab[t] for t in query_tokens if t in self._vocab]
@@ -111,6 +118,55 @@ def make_scorer(impl: str, corpus_tokens: Sequence[list[str]], *, k1: float, b: 
         raise InvalidData("cannot build a BM25 index over zero chunks: the chunking produced none; check the corpus")
     cls = lookup(IMPLEMENTATIONS, impl, "BM25 implementation")
     return cls(corpus_tokens, k1=k1, b=b, epsilon=epsilon)
+
+
+def save_bm25(folder: Path, *, chunk_ids: list[str], tokens: list[list[str]], tokenizer: str,
+              bm25: Bm25Config) -> None:
+    """Write the BM25 index folder, all or nothing (``replaced_folder``): ``chunk_ids.json``,
+    then ``tokens.jsonl`` when ``bm25.mmap`` is false, or ``bm25s/`` (the bm25s index built over
+    ``tokens`` with ``bm25.k1`` and ``bm25.b``, ``BM25sScorer.save``; the tokens are not kept)
+    when it is true. The same inputs give the same bytes."""
+    if len(chunk_ids) != len(tokens):
+        raise ValueError(f"{len(chunk_ids)} chunk ids but {len(tokens)} token lists")
+    scorer = make_scorer("bm25s", tokens, k1=bm25.k1, b=bm25.b, epsilon=0.0) if bm25.mmap else None
+    with replaced_folder(folder) as tmp:
+        write_json(tmp / "chunk_ids.json", {"chunk_ids": chunk_ids, "tokenizer": tokenizer})
+        if isinstance(scorer, BM25sScorer):
+            scorer.save(tmp / "bm25s")
+        else:  # compact, one chunk per line: indented JSON took 12x the bytes and memory
+            write_text(tmp / "tokens.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in tokens))
+
+
+def open_bm25(folder: Path, bm25: Bm25Config) -> tuple[Scorer, list[str]]:
+    """(scorer, chunk ids) from ``save_bm25``'s folder, as ``bm25`` asks: rebuilt from
+    ``tokens.jsonl`` with ``bm25.impl`` (``mmap`` false), or bm25s' arrays memory-mapped from
+    ``bm25s/`` (``mmap`` true; ``load_bm25s`` checks they were built with this k1 and b).
+
+    A folder written with the other ``mmap`` setting, or whose chunk ids do not match its
+    index, raises an error that says to rerun the bm25 stage."""
+    folder = Path(folder)
+    meta_file = folder / "chunk_ids.json"
+    if not meta_file.is_file():
+        raise MissingInput(f"{folder}: no BM25 index (expected {meta_file.name}); run the bm25 stage "
+                           "(dvc repro) to build it")
+    ids = json.loads(meta_file.read_text(encoding="utf-8"))["chunk_ids"]
+    scorer: Scorer
+    if bm25.mmap:
+        mapped = load_bm25s(folder / "bm25s", k1=bm25.k1, b=bm25.b, mmap=True)
+        scorer, n = mapped, mapped.n_chunks
+    else:
+        tokens_file = folder / "tokens.jsonl"
+        if not tokens_file.is_file():
+            raise InvalidData(f"{folder}: holds a memory-mapped bm25s index but no tokens, and bm25.mmap is "
+                              "false; rerun the bm25 stage (dvc repro) or set bm25.mmap to true")
+        with tokens_file.open(encoding="utf-8") as f:
+            tokens = [json.loads(line) for line in f]
+        n = len(tokens)
+        scorer = make_scorer(bm25.impl, tokens, k1=bm25.k1, b=bm25.b, epsilon=bm25.epsilon)
+    if n != len(ids):
+        raise InvalidData(f"{folder}: the BM25 index has {n} chunks but {len(ids)} chunk ids; rerun the bm25 "
+                          "stage (dvc repro)")
+    return scorer, ids
 
 
 def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:

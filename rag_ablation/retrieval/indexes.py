@@ -4,8 +4,9 @@
   name (``rag_ablation.retrieval.faiss_index``: flat ``IndexFlatIP`` by default, or IVF or
   HNSW), written with FAISS's own format as ``index.faiss``, beside ``chunk_ids.json`` (row i of
   the index is chunk ``chunk_ids[i]``).
-- BM25: one JSON file holding the tokenizer name, chunk ids and each chunk's tokens; the scorer
-  is rebuilt from it (see ``rag_ablation.retrieval.bm25``).
+
+The BM25 index folder is ``rag_ablation.retrieval.bm25``'s (``save_bm25``, ``open_bm25``), so the
+dense stage does not depend on BM25 code.
 """
 from __future__ import annotations
 
@@ -46,11 +47,3 @@ def search_dense(index, query: np.ndarray, k: int) -> list[tuple[int, float]]:
     an approximate index (IVF with few lists probed, HNSW) reaches fewer rows."""
     scores, rows = index.search(np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32), min(k, index.ntotal))
     return [(int(r), float(s)) for r, s in zip(rows[0], scores[0]) if r >= 0]
-
-
-def save_bm25(path: Path, *, chunk_ids: list[str], tokens: list[list[str]], tokenizer: str) -> None:
-    write_json(path, {"chunk_ids": chunk_ids, "tokenizer": tokenizer, "tokens": tokens})
-
-
-def load_bm25(path: Path) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))

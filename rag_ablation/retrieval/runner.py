@@ -24,11 +24,11 @@ import numpy as np
 
 from rag_ablation.chunks import Chunk
 from rag_ablation.config import Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig
-from rag_ablation.retrieval.bm25 import Scorer, make_scorer, top_k
+from rag_ablation.retrieval.bm25 import Scorer, open_bm25, top_k
 from rag_ablation.retrieval.embeddings import encode, load_model
 from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
-from rag_ablation.retrieval.indexes import load_bm25, load_dense, search_dense
+from rag_ablation.retrieval.indexes import load_dense, search_dense
 from rag_ablation.retrieval.rerank import Reranker, RerankerUnavailable, load_reranker
 from rag_ablation.text import get_tokenizer
 from rag_ablation.timing import percentiles_ms
@@ -63,7 +63,7 @@ def open_retrievers(
 ) -> tuple[Retrievers | None, str, str | None]:
     """Load only what ``cfg`` uses: the FAISS index with ``faiss``'s search-time settings
     (nprobe, ef_search; None: the defaults of ``FaissConfig``) set on it and the embedding model (dense, hybrid), the BM25 scorer
-    rebuilt from its stored tokens (bm25, hybrid), the reranker (rerank).
+    (bm25, hybrid: rebuilt from its stored tokens, or memory-mapped with ``bm25.mmap``), the reranker (rerank).
 
     Returns (retrievers, status, reason). Status ``ok``; ``unavailable`` when the reranker
     cannot be loaded (retrievers None, reason says why and how to fix it); ``placeholder``
@@ -87,9 +87,7 @@ def open_retrievers(
         model = load_model(embedding.model, threads=threads)
         r.embed_query = lambda text: encode(model, [text])[0]
     if cfg.uses_bm25:
-        stored = load_bm25(bm25_path)
-        r.bm25_ids = stored["chunk_ids"]
-        r.bm25 = make_scorer(bm25.impl, stored["tokens"], k1=bm25.k1, b=bm25.b, epsilon=bm25.epsilon)
+        r.bm25, r.bm25_ids = open_bm25(bm25_path, bm25)
     return r, status, reason
 
 

@@ -85,7 +85,7 @@ def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
         chunks = b / f"chunks/{name}.jsonl"
         stage(d, "chunk.py", "--name", name, "--corpus", b / "dataset/corpus", "--out", chunks)
         assert sum(1 for _ in chunks.open()) == CHUNKS[name]
-        stage(d, "bm25_index.py", "--chunks", chunks, "--out", b / f"bm25/{name}.json")
+        stage(d, "bm25_index.py", "--chunks", chunks, "--out", b / f"bm25/{name}")
         if DENSE:
             stage(d, "dense_index.py", "--chunks", chunks, "--out", b / f"dense/{name}",
                   "--metrics", d / f"metrics/index/{name}.json")
@@ -96,7 +96,7 @@ def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
     for name, cfg in params["retrieval"].items():
         c = cfg["chunking"]
         stage(d, "retrieve.py", "--name", name, "--questions", b / "questions.jsonl", "--chunks", b / f"chunks/{c}.jsonl",
-              "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}.json", "--queries", b / "queries/none.json",
+              "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}", "--queries", b / "queries/none.json",
               "--out", b / f"runs/{name}.json", "--latency", d / f"metrics/latency/{name}.json")
     (b / "answers").mkdir()
     stage(d, "score.py", "--questions", b / "questions.jsonl", "--runs", b / "runs", "--labels", b / "labels",

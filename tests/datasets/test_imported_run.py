@@ -65,11 +65,11 @@ def run_pipeline(d, corpus, questions):
     stage(d, "queries.py", "--name", "none", "--questions", b / "q.jsonl", "--prompts", ROOT / "prompts",
           "--out", b / "queries/none.json", "--latency", d / "lat_q.json")
     stage(d, "chunk.py", "--name", "base", "--corpus", corpus, "--out", b / "chunks/base.jsonl")
-    stage(d, "bm25_index.py", "--chunks", b / "chunks/base.jsonl", "--out", b / "bm25/base.json")
+    stage(d, "bm25_index.py", "--chunks", b / "chunks/base.jsonl", "--out", b / "bm25/base")
     stage(d, "labels.py", "--chunks", b / "chunks/base.jsonl", "--questions", b / "q.jsonl",
           "--out", b / "labels/base.json", "--metrics", d / "metrics/labels/base.json")
     stage(d, "retrieve.py", "--name", "bm25", "--questions", b / "q.jsonl", "--chunks", b / "chunks/base.jsonl",
-          "--dense", b / "dense/base", "--bm25", b / "bm25/base.json", "--queries", b / "queries/none.json",
+          "--dense", b / "dense/base", "--bm25", b / "bm25/base", "--queries", b / "queries/none.json",
           "--out", b / "runs/bm25.json", "--latency", d / "lat_r.json")
     (b / "answers").mkdir()
     (d / "audit.jsonl").write_text("")

@@ -94,3 +94,63 @@ def test_a_bm25s_index_of_other_params_or_none_is_refused(tmp_path):
         load_bm25s(tmp_path / "a", k1=1.5, b=0.7)
     with pytest.raises(FileNotFoundError, match="no bm25s index"):
         load_bm25s(tmp_path / "missing", k1=1.2, b=0.7)
+
+
+def _cfg(**kw):
+    from rag_ablation.config import Bm25Config
+
+    return Bm25Config(**kw)
+
+
+def test_the_index_folder_keeps_tokens_by_default_and_the_bm25s_matrix_with_mmap(tmp_path):
+    from rag_ablation.retrieval.bm25 import BM25sScorer, open_bm25, save_bm25
+
+    tokens = [regex_tokens(d) for d in DOCS]
+    ids = [f"c{i}" for i in range(len(DOCS))]
+    for name, cfg in [("tokens", _cfg()), ("bm25s", _cfg(impl="bm25s", epsilon=0.0)),
+                      ("mapped", _cfg(impl="bm25s", epsilon=0.0, mmap=True, k1=1.2, b=0.7))]:
+        for copy in ("a", "b"):
+            save_bm25(tmp_path / copy / name, chunk_ids=ids, tokens=tokens, tokenizer="regex", bm25=cfg)
+        files = sorted(p.relative_to(tmp_path / "a" / name) for p in (tmp_path / "a" / name).rglob("*") if p.is_file())
+        for f in files:  # the same inputs give the same bytes
+            assert (tmp_path / "a" / name / f).read_bytes() == (tmp_path / "b" / name / f).read_bytes(), f
+        assert ("tokens.jsonl" in map(str, files)) == (not cfg.mmap)
+        scorer, got_ids = open_bm25(tmp_path / "a" / name, cfg)
+        assert got_ids == ids
+        expected = make_scorer(cfg.impl, tokens, k1=cfg.k1, b=cfg.b, epsilon=cfg.epsilon)
+        if cfg.mmap:
+            assert isinstance(scorer, BM25sScorer) and isinstance(scorer._bm25.scores["data"], np.memmap)
+        for q in ["the counter", "task_destroy stack", "unknownword", ""]:
+            np.testing.assert_array_equal(scorer.scores(regex_tokens(q)), expected.scores(regex_tokens(q)))
+
+
+@pytest.mark.bad_input
+def test_an_index_folder_of_the_other_mmap_setting_says_to_rerun_the_stage(tmp_path):
+    from rag_ablation.retrieval.bm25 import open_bm25, save_bm25
+
+    tokens = [regex_tokens(d) for d in DOCS]
+    ids = [f"c{i}" for i in range(len(DOCS))]
+    mapped, plain = _cfg(impl="bm25s", epsilon=0.0, mmap=True), _cfg(impl="bm25s", epsilon=0.0)
+    save_bm25(tmp_path / "m", chunk_ids=ids, tokens=tokens, tokenizer="regex", bm25=mapped)
+    save_bm25(tmp_path / "t", chunk_ids=ids, tokens=tokens, tokenizer="regex", bm25=plain)
+    with pytest.raises(ValueError, match=r"holds a memory-mapped bm25s index but no tokens.*rerun the bm25 stage"):
+        open_bm25(tmp_path / "m", plain)
+    with pytest.raises(FileNotFoundError, match=r"no bm25s index.*rebuild it"):
+        open_bm25(tmp_path / "t", mapped)
+    with pytest.raises(ValueError, match=r"built with .*'k1': 1\.5.*expected .*'k1': 1\.2"):
+        open_bm25(tmp_path / "m", _cfg(impl="bm25s", epsilon=0.0, mmap=True, k1=1.2))
+    with pytest.raises(FileNotFoundError, match=r"no BM25 index \(expected chunk_ids.json\); run the bm25 stage"):
+        open_bm25(tmp_path / "missing", plain)
+    (tmp_path / "t/chunk_ids.json").write_text('{"chunk_ids": ["c0"], "tokenizer": "regex"}')
+    with pytest.raises(ValueError, match=r"has 5 chunks but 1 chunk ids; rerun the bm25 stage"):
+        open_bm25(tmp_path / "t", plain)
+
+
+@pytest.mark.bad_input
+def test_a_bm25_config_made_in_code_is_checked_as_params_are():
+    from rag_ablation.config import ConfigError
+
+    with pytest.raises(ConfigError, match="bm25.mmap: true needs impl bm25s"):
+        _cfg(mmap=True)  # rank_bm25 by default: mmap would silently serve bm25s scores
+    with pytest.raises(ConfigError, match="bm25.epsilon: expected 0 with impl bm25s"):
+        _cfg(impl="bm25s", mmap=True)  # epsilon 0.25 by default

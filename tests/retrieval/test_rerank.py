@@ -35,7 +35,7 @@ def test_a_placeholder_config_is_marked_and_reports_no_numbers(tmp_path):
     from rag_ablation.text import regex_tokens
     from rag_ablation.retrieval.chunking import chunk_document
     from rag_ablation.config import Bm25Config, EmbeddingConfig, RetrievalConfig
-    from rag_ablation.retrieval.indexes import save_bm25
+    from rag_ablation.retrieval.bm25 import save_bm25
     from rag_ablation.retrieval.runner import open_retrievers, retrieve_one
 
     def parse_config(name, spec):
@@ -43,18 +43,18 @@ def test_a_placeholder_config_is_marked_and_reports_no_numbers(tmp_path):
 
     chunks = chunk_document("# T\n\n## A\n\nSettlement runs nightly.\n\n## B\n\nBuses report positions.",
                             doc="t/d.md", track="t", method="chars", size=30, overlap=0)
-    save_bm25(tmp_path / "b.json", chunk_ids=[c.id for c in chunks], tokens=[regex_tokens(c.text) for c in chunks],
-              tokenizer="regex")
+    save_bm25(tmp_path / "b", chunk_ids=[c.id for c in chunks], tokens=[regex_tokens(c.text) for c in chunks],
+              tokenizer="regex", bm25=Bm25Config())
     spec = {"chunking": "base", "method": "bm25", "depth": 10,
             "rerank": {"model": minilm_path(), "depth": 5, "allow_placeholder": True}}
     cfg = parse_config("p", spec)
     bm25 = Bm25Config()
-    r, status, reason = open_retrievers(cfg, chunks=chunks, dense_dir=None, bm25_path=tmp_path / "b.json",
+    r, status, reason = open_retrievers(cfg, chunks=chunks, dense_dir=None, bm25_path=tmp_path / "b",
                                         embedding=EmbeddingConfig(), bm25=bm25)
     assert status == "placeholder" and "untrained head" in reason
     ranking, times = retrieve_one(cfg, "when does settlement run", r)
     assert ranking and "rerank" in times, "the code path and its latency are real"
     cfg_missing = parse_config("m", {**spec, "rerank": {"model": "no-org/no-model", "depth": 5}})
-    r, status, reason = open_retrievers(cfg_missing, chunks=chunks, dense_dir=None, bm25_path=tmp_path / "b.json",
+    r, status, reason = open_retrievers(cfg_missing, chunks=chunks, dense_dir=None, bm25_path=tmp_path / "b",
                                         embedding=EmbeddingConfig(), bm25=bm25)
     assert r is None and status == "unavailable" and "no-org/no-model" in reason
