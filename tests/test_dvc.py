@@ -123,6 +123,27 @@ def test_an_llm_code_edit_reruns_no_retrieval_or_scoring_stage(repo):
     sh(repo, DVC, "repro")
 
 
+def test_bm25_mmap_reruns_only_the_bm25_and_retrieve_stages(repo):
+    """`bm25.mmap` changes how the index is stored, not what it scores: switching it on (with
+    impl bm25s) rebuilds the BM25 folders and reruns retrieval, whose run files come out
+    byte-identical, so DVC stops there."""
+    p = yaml.safe_load((repo / "params.yaml").read_text())
+    p["bm25"] = {**p["bm25"], "impl": "bm25s", "epsilon": 0}
+    (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    sh(repo, DVC, "repro")
+    runs = {f.name: f.read_bytes() for f in (repo / "data/build/runs").iterdir()}
+    p["bm25"]["mmap"] = True
+    (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    out = sh(repo, DVC, "repro")
+    # every retrieve instance lists the bm25 params (one foreach template for all methods), so the
+    # dense configs rerun too; all of them write the same bytes, and nothing after them runs
+    assert ran(out) == {"bm25@base", "bm25@heading"} | {f"retrieve@{n}" for n in p["retrieval"]}, ran(out)
+    assert {f.name: f.read_bytes() for f in (repo / "data/build/runs").iterdir()} == runs
+    assert (repo / "data/build/bm25/base/bm25s").is_dir() and not (repo / "data/build/bm25/base/tokens.jsonl").exists()
+    sh(repo, "git", "checkout", "--", "params.yaml")
+    sh(repo, DVC, "repro")
+
+
 def test_an_audit_line_reruns_only_scoring_and_what_reads_scores(repo):
     """A label audit re-scores stored rankings: no labels, retrieve or generate stage runs (the
     `dataset` stage copies the audit into data/build/dataset/; its corpus and questions are
