@@ -325,6 +325,11 @@ class Bm25Config:
                               f"got impl {self.impl}; set bm25.impl to bm25s and bm25.epsilon to 0, "
                               "or bm25.mmap to false")
 
+    def scoring(self) -> dict[str, Any]:
+        """The settings that decide scores, as run files record them: all but ``mmap``, which
+        only changes how the index is stored, so flipping it leaves run files byte-identical."""
+        return {k: v for k, v in asdict(self).items() if k != "mmap"}
+
     @classmethod
     def from_params(cls, spec: Any) -> Bm25Config:
         return cls(**read_block(spec, "bm25", {"tokenizer": one_of(*TOKENIZERS), "impl": one_of(*BM25_IMPLS),

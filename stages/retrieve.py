@@ -14,23 +14,16 @@ import _env  # noqa: F401  (first: the project's environment, or one line saying
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 from tqdm import tqdm
 
 from rag_ablation import cli
 from rag_ablation.chunks import load_chunks
-from rag_ablation.config import Bm25Config, load_config
+from rag_ablation.config import load_config
 from rag_ablation.io import read_jsonl, write_json
 from rag_ablation.questions import Question
 from rag_ablation.retrieval.runner import open_retrievers, ranked_passages, run_config, step_latency
-
-
-def bm25_record(bm25: Bm25Config) -> dict:
-    """The BM25 settings a run file records: what changes scores. ``mmap`` only changes how the
-    index is stored (same scores), so flipping it leaves the run file byte-identical."""
-    return {k: v for k, v in asdict(bm25).items() if k != "mmap"}
 
 
 def main() -> None:
@@ -49,7 +42,7 @@ def main() -> None:
     cfg = params.config(args.name)
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     resolved = {**cfg.resolved(), "embedding_model": params.embedding.model if cfg.uses_dense else None,
-                "bm25": bm25_record(params.bm25) if cfg.uses_bm25 else None}
+                "bm25": params.bm25.scoring() if cfg.uses_bm25 else None}
     if cfg.uses_dense and params.faiss.index != "flat":  # flat adds nothing: its runs stay as they were
         f = params.faiss
         resolved["faiss"] = {"index": f.index, **({"nprobe": f.nprobe} if f.index == "ivf" else {"ef_search": f.ef_search})}

@@ -266,3 +266,12 @@ def test_generation_k_above_a_stored_ranking_is_refused():
     assert "generation.k: 11 passages asked, more than the ranking stores (dense stores 10;" in msg
     assert "lower generation.k or raise retrieval.<config>.k" in msg
     assert Params.from_params(with_change("generation.k", 10)).generation.k == 10
+
+
+def test_a_run_file_records_the_bm25_settings_that_decide_scores_not_mmap():
+    from rag_ablation.config import Bm25Config
+
+    plain = Bm25Config(impl="bm25s", epsilon=0.0)
+    mapped = Bm25Config(impl="bm25s", epsilon=0.0, mmap=True)
+    assert plain.scoring() == mapped.scoring() == {"tokenizer": "regex", "impl": "bm25s", "k1": 1.5, "b": 0.75,
+                                                    "epsilon": 0.0}
