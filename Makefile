@@ -6,7 +6,7 @@ BIN    := $(abspath $(VENV)/bin)
 STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install run test bench bench-faiss clean-cache
+.PHONY: install run test lint bench bench-faiss clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -21,18 +21,23 @@ PLOTS_HTML := .dvc/plots/offline.html
 
 # vega, vega-lite and vega-embed inlined into DVC's plot page (npm pack; nothing installed), so
 # `dvc plots show` / `dvc plots diff` open offline. Local setting, git-ignored file.
-$(PLOTS_HTML): rag_ablation/plots_template.py | $(STAMP)
-	$(PY) -m rag_ablation.plots_template $(PLOTS_HTML)
+$(PLOTS_HTML): rag_ablation/commands/plots_template.py | $(STAMP)
+	$(PY) -m rag_ablation.commands.plots_template $(PLOTS_HTML)
 	$(BIN)/dvc config --local plots.html_template plots/offline.html
 
 install: $(STAMP) $(PLOTS_HTML)
 
-# After the pipeline, the table of what each stage that ran cost (rag_ablation/stage_costs.py).
+# After the pipeline, the table of what each stage that ran cost (rag_ablation/core/stage_costs.py).
 run: install
 	@start=$$(date +%s); dvc repro && rag-ablation costs --since $$start
 
 test: install
 	$(PY) -m pytest -q
+
+# The linter and the type checker, as configured in pyproject.toml (.ci/run calls this).
+lint: install
+	$(BIN)/ruff check rag_ablation stages tests benchmarks data/sample_passages.py
+	$(BIN)/mypy
 
 bench: install
 	$(PY) benchmarks/retrieval_speed.py

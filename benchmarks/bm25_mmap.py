@@ -65,7 +65,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from rag_ablation.config import Bm25Config  # noqa: E402
+from rag_ablation.core.config import Bm25Config  # noqa: E402
 from rag_ablation.retrieval.bm25 import open_bm25, save_bm25, top_k  # noqa: E402
 
 TOKENIZER = "regex"  # recorded in chunk_ids.json only: the synthetic tokens are not re-tokenized

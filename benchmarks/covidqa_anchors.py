@@ -45,14 +45,14 @@ import numpy as np  # noqa: E402
 
 from rag_ablation.retrieval.bm25 import make_scorer, top_k  # noqa: E402
 
-from rag_ablation.text import regex_tokens  # noqa: E402
-from rag_ablation.chunks import Chunk  # noqa: E402
+from rag_ablation.data.text import regex_tokens  # noqa: E402
+from rag_ablation.data.chunks import Chunk  # noqa: E402
 from rag_ablation.retrieval.chunking import chunk_corpus  # noqa: E402
 from rag_ablation.datasets.covidqa import load_covidqa  # noqa: E402
-from rag_ablation.io import datasets_dir  # noqa: E402
+from rag_ablation.core.io import datasets_dir  # noqa: E402
 from rag_ablation.retrieval.fusion import rrf  # noqa: E402
-from rag_ablation.evaluation.labels import relevant_chunks  # noqa: E402
-from rag_ablation.evaluation.measures import first_relevant_rank, summarize  # noqa: E402
+from rag_ablation.evaluation.scoring.labels import relevant_chunks  # noqa: E402
+from rag_ablation.evaluation.scoring.measures import first_relevant_rank, summarize  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = datasets_dir() / "covidqa"  # $RAG_ABLATION_DATASETS, default ../shared/datasets
@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         per_size[size] = info
 
     # --- the table ---------------------------------------------------------------------------
-    print("\n## Retrieval quality: ours / anchors (n = %d questions)\n" % len(questions))
+    print(f"\n## Retrieval quality: ours / anchors (n = {len(questions)} questions)\n")
     print("| retriever | chunks | hit@1 | hit@5 | hit@10 | MRR@10 |")
     print("|---|---|---|---|---|---|")
     for label, size, m, anchor in rows:

@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rag_ablation.chunks import load_chunks
-from rag_ablation.config import load_config
+from rag_ablation.data.chunks import load_chunks
+from rag_ablation.core.config import load_config
 from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, load_model, truncated_share
 from rag_ablation.retrieval.faiss_index import build_index
 

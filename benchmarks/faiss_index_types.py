@@ -67,8 +67,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from rag_ablation.config import FaissConfig  # noqa: E402
-from rag_ablation.io import datasets_dir  # noqa: E402
+from rag_ablation.core.config import FaissConfig  # noqa: E402
+from rag_ablation.core.io import datasets_dir  # noqa: E402
 from rag_ablation.retrieval.faiss_index import build_index, describe, set_search_params  # noqa: E402
 
 DEFAULT_DATA = datasets_dir() / "covidqa"  # $RAG_ABLATION_DATASETS, default ../shared/datasets
@@ -229,8 +229,8 @@ def synthetic(args, base: FaissConfig, nprobes: list[int], efs: list[int]) -> No
 
 def covidqa(args, base: FaissConfig, nprobes: list[int], efs: list[int]) -> int:
     from rag_ablation.datasets.covidqa import load_covidqa
-    from rag_ablation.evaluation.labels import relevant_chunks
-    from rag_ablation.evaluation.measures import first_relevant_rank
+    from rag_ablation.evaluation.scoring.labels import relevant_chunks
+    from rag_ablation.evaluation.scoring.measures import first_relevant_rank
     from rag_ablation.retrieval.chunking import chunk_corpus
     from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, encode, load_model
 

@@ -34,16 +34,16 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from rag_ablation.text import get_tokenizer  # noqa: E402
+from rag_ablation.data.text import get_tokenizer  # noqa: E402
 
 from rag_ablation.retrieval.bm25 import make_scorer, top_k  # noqa: E402
 from rag_ablation.retrieval.chunking import chunk_corpus, chunk_options  # noqa: E402
-from rag_ablation.corpus import load_corpus  # noqa: E402
+from rag_ablation.data.corpus import load_corpus  # noqa: E402
 from rag_ablation.datasets.covidqa import load_covidqa  # noqa: E402
-from rag_ablation.io import datasets_dir  # noqa: E402
-from rag_ablation.evaluation.labels import relevant_chunks  # noqa: E402
-from rag_ablation.config import load_config  # noqa: E402
-from rag_ablation.questions import load_questions  # noqa: E402
+from rag_ablation.core.io import datasets_dir  # noqa: E402
+from rag_ablation.evaluation.scoring.labels import relevant_chunks  # noqa: E402
+from rag_ablation.core.config import load_config  # noqa: E402
+from rag_ablation.data.questions import load_questions  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 COVIDQA = datasets_dir() / "covidqa"  # $RAG_ABLATION_DATASETS, default ../shared/datasets

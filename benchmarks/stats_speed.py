@@ -27,9 +27,10 @@ from scipy import stats as sps
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from rag_ablation.config import load_config  # noqa: E402
-from rag_ablation.evaluation.comparison import MEASURES, analyze, answerable, rows_by_config  # noqa: E402
-from rag_ablation.evaluation.scoring import read_scores  # noqa: E402
+from rag_ablation.core.config import load_config  # noqa: E402
+from rag_ablation.evaluation.statistics.comparison import MEASURES, answerable, rows_by_config  # noqa: E402
+from rag_ablation.evaluation.statistics.stats import analyze  # noqa: E402
+from rag_ablation.evaluation.scoring.scores import read_scores  # noqa: E402
 
 GOAL_SECONDS = 10.0
 
@@ -72,14 +73,14 @@ def main() -> None:
     for method in ("percentile", "bca"):
         for cluster in (False, True):
             settings = dataclasses.replace(params.stats, method=method, cluster=cluster)
-            t = best_of(args.rounds, lambda: analyze(rows, [], configs=configs, answered=[], settings=settings))
+            t = best_of(args.rounds, lambda s=settings: analyze(rows, [], configs=configs, answered=[], settings=s))
             print(f"{'analyze, ' + method + (', cluster by doc' if cluster else ''):<44} {t:>8.2f} {t / GOAL_SECONDS:>7.2f}")
     for method in ("percentile", "bca"):
         settings = dataclasses.replace(params.stats, method=method, cluster=False)
-        from rag_ablation.evaluation.comparison import summarize_group
+        from rag_ablation.evaluation.statistics.stats import summarize_group
 
-        ours = best_of(args.rounds, lambda: [summarize_group(answerable(r), settings) for r in by_config.values()])
-        theirs = best_of(args.rounds, lambda: scipy_intervals(by_config, settings))
+        ours = best_of(args.rounds, lambda s=settings: [summarize_group(answerable(r), s) for r in by_config.values()])
+        theirs = best_of(args.rounds, lambda s=settings: scipy_intervals(by_config, s))
         print(f"{'per-config intervals only, ' + method + ' (ours)':<44} {ours:>8.2f}")
         print(f"{'per-config intervals only, ' + method + ' (scipy)':<44} {theirs:>8.2f}   ours is "
               f"{theirs / ours:.1f}x faster")

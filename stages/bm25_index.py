@@ -8,11 +8,11 @@ import _env  # noqa: F401  (first: the project's environment, or one line saying
 import argparse
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.chunks import load_chunks
-from rag_ablation.config import load_config
+from rag_ablation.core import runner
+from rag_ablation.data.chunks import load_chunks
+from rag_ablation.core.config import load_config
 from rag_ablation.retrieval.bm25 import save_bm25
-from rag_ablation.text import get_tokenizer
+from rag_ablation.data.text import get_tokenizer
 
 
 def main() -> None:
@@ -28,4 +28,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

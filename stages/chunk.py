@@ -12,11 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
 from rag_ablation.retrieval.chunking import chunk_corpus, chunk_options
-from rag_ablation.corpus import load_corpus
-from rag_ablation.io import write_jsonl
+from rag_ablation.data.corpus import load_corpus
+from rag_ablation.core.io import write_jsonl
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
@@ -32,4 +32,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
 from rag_ablation.datasets.registry import Sources, build_dataset, write_dataset
 
 
@@ -32,4 +32,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -11,13 +11,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.chunks import load_chunks
-from rag_ablation.config import load_config
+from rag_ablation.core import runner
+from rag_ablation.data.chunks import load_chunks
+from rag_ablation.core.config import load_config
 from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, load_model, truncated_share
 from rag_ablation.retrieval.faiss_index import build_index, describe
 from rag_ablation.retrieval.indexes import save_dense
-from rag_ablation.io import write_json
+from rag_ablation.core.io import write_json
 
 
 def main() -> None:
@@ -63,4 +63,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

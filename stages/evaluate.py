@@ -10,11 +10,11 @@ import _env  # noqa: F401  (first: the project's environment, or one line saying
 import argparse
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
-from rag_ablation.evaluation.scoring import read_scores
-from rag_ablation.evaluation.summary import metrics_file
-from rag_ablation.io import write_json
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.evaluation.scoring.scores import read_scores
+from rag_ablation.evaluation.scoring.evaluate import metrics_file
+from rag_ablation.core.io import write_json
 
 
 def main() -> None:
@@ -39,4 +39,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -1,10 +1,10 @@
-"""Stage `gate`: the retrieval gate's numbers, recorded (rag_ablation.evaluation.gate).
+"""Stage `gate`: the retrieval gate's numbers, recorded (rag_ablation.evaluation.gate.rules).
 
 Compares the workspace's per-question scores of the configs in `gate.configs` with the accepted
 baseline file (committed; `rag-ablation check --accept` writes it after a review), per slice of
 answerable questions and for all of them, with the rules of params' `gate:` block and the
 bootstrap settings of `stats:`, and writes one metrics file of numbers only (keys listed in
-`rag_ablation.evaluation.gate.to_metrics`), so `dvc metrics show` / `dvc metrics diff` show the
+`rag_ablation.evaluation.gate.formats.to_metrics`), so `dvc metrics show` / `dvc metrics diff` show the
 verdict (`pass`), each slice's recall and change, and which rule failed. The verdict lines go to
 stderr.
 
@@ -23,12 +23,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
-from rag_ablation.evaluation.gate import (INCOMPARABLE_METRICS, Incomparable, format_text, read_baseline, run_gate,
-                                          to_metrics)
-from rag_ablation.evaluation.scoring import read_scores
-from rag_ablation.io import write_json
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.evaluation.gate.baseline import read_baseline
+from rag_ablation.evaluation.gate.formats import INCOMPARABLE_METRICS, format_text, to_metrics
+from rag_ablation.evaluation.gate.rules import Incomparable, run_gate
+from rag_ablation.evaluation.scoring.scores import read_scores
+from rag_ablation.core.io import write_json
 
 
 def main() -> None:
@@ -51,4 +52,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

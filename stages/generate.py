@@ -18,15 +18,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
-from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.llm.backends import backend_from_config
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.core.io import read_jsonl, write_json
+from rag_ablation.llm.registry import backend_from_config
 from rag_ablation.llm.generation import answer_questions, generation_latency
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.prompting import load_template
-from rag_ablation.questions import Question
-from rag_ablation.sampling import stratified_sample
+from rag_ablation.data.questions import Question
+from rag_ablation.support.sampling import stratified_sample
 
 
 def main() -> None:
@@ -70,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
-from rag_ablation.evaluation.grades import answer_sha256
-from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.llm.backends import backend_from_config
-from rag_ablation.llm.judging import Item, build_judges, llm_judge
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.evaluation.judges.grades import answer_sha256
+from rag_ablation.core.io import read_jsonl, write_json
+from rag_ablation.llm.registry import backend_from_config
+from rag_ablation.llm.judging import Item, build_judges, judge_availability, llm_judge
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.prompting import load_template
 
@@ -53,26 +53,21 @@ def main() -> None:
         return
 
     cached: CachedLLM | None = None
-    names = list(jc.judges)
-    for name in names:
-        out["judges"][name] = {"status": "ok", "reason": None, "llm": None}
-    if "llm" in names:
-        if judge_llm.enabled:
-            template = load_template(args.prompts, jc.prompt, needs=["question", "reference", "answer"])
-            backend = backend_from_config(judge_llm)
-            cached = CachedLLM(backend, PromptCache(), options={"judge_prompt": jc.prompt})
-            out["judges"]["llm"].update(llm={**backend.identity(), **backend.settings()}, prompt=jc.prompt)
-        else:
-            out["judges"]["llm"].update(status="unavailable", reason="the llm judge needs an LLM, and its backend is none")
-    if "token_f1" in names:
+    available = judge_availability(judges=jc.judges, judge_llm=judge_llm)
+    out["judges"] = {name: {**status, "llm": None} for name, status in available.statuses().items()}
+    if available.uses_llm:
+        template = load_template(args.prompts, jc.prompt, needs=["question", "reference", "answer"])
+        backend = backend_from_config(judge_llm)
+        cached = CachedLLM(backend, PromptCache(), options={"judge_prompt": jc.prompt})
+        out["judges"]["llm"].update(llm={**backend.identity(), **backend.settings()}, prompt=jc.prompt)
+    if "token_f1" in available.names:
         out["judges"]["token_f1"]["threshold"] = jc.token_f1_threshold
 
     def make_llm_judge():
         return llm_judge(cached, template, num_predict=jc.num_predict, concurrency=judge_llm.concurrency,
                          progress=lambda it: tqdm(it, desc=f"judge@{args.name}", file=sys.stderr))
 
-    runnable = [n for n in names if out["judges"][n]["status"] == "ok"]
-    judges = build_judges(runnable, token_f1_threshold=jc.token_f1_threshold,
+    judges = build_judges(available.runnable, token_f1_threshold=jc.token_f1_threshold,
                           llm=make_llm_judge if cached is not None else None)
     records = answers["answers"]
     items = [Item(question=questions[r["id"]]["question"], reference=questions[r["id"]]["answer"], answer=r["answer"])
@@ -93,4 +88,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -22,17 +22,17 @@ import json
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import LlmConfig, load_config
-from rag_ablation.evaluation.grades import load_grades
-from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.llm.backends import backend_from_config
-from rag_ablation.llm.judge_checks import (CANARY_KINDS, bias_sample, canary_rows, length_pairs, second_answers,
-                                           self_preference_pairs)
-from rag_ablation.llm.judging import build_judges, llm_judge
+from rag_ablation.core import runner
+from rag_ablation.core.config import LlmConfig, load_config
+from rag_ablation.evaluation.judges.grades import load_grades
+from rag_ablation.core.io import read_jsonl, write_json
+from rag_ablation.llm.registry import backend_from_config
+from rag_ablation.llm.judge_checks import (BIAS_TESTS_UNAVAILABLE, CANARY_KINDS, bias_sample, canary_rows,
+                                           length_pairs, second_answers, self_preference_pairs)
+from rag_ablation.llm.judging import build_judges, judge_availability, llm_judge
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.prompting import load_template
-from rag_ablation.questions import Question
+from rag_ablation.data.questions import Question
 
 
 def _cached(cfg: LlmConfig, cache: PromptCache, prompt: str) -> tuple[CachedLLM, dict]:
@@ -59,27 +59,24 @@ def main() -> None:
     out: dict = {"judges": {}, "canaries": {"kinds": list(CANARY_KINDS), "questions": graded, "items": []},
                  "length": None, "self_preference": None}
 
-    llm_ok = "llm" in jc.judges and judge_cfg.enabled
+    available = judge_availability(judges=jc.judges, judge_llm=judge_cfg)
+    llm_ok = available.uses_llm
     judge_llm = identity = None
     if llm_ok:
         template = load_template(args.prompts, jc.prompt, needs=["question", "reference", "answer"])
         judge_llm, identity = _cached(judge_cfg, cache, jc.prompt)
-    for name in jc.judges:
-        out["judges"][name] = ({"status": "unavailable", "reason": "the llm judge needs an LLM, and its backend is none"}
-                               if name == "llm" and not llm_ok else {"status": "ok", "reason": None})
+    out["judges"] = available.statuses()
     if llm_ok:
         out["judges"]["llm"]["llm"] = identity
-    runnable = [n for n in jc.judges if out["judges"][n]["status"] == "ok"]
-    judges = build_judges(runnable, token_f1_threshold=jc.token_f1_threshold,
+    judges = build_judges(available.runnable, token_f1_threshold=jc.token_f1_threshold,
                           llm=(lambda: llm_judge(judge_llm, template, num_predict=jc.num_predict,
                                                  concurrency=judge_cfg.concurrency)) if llm_ok else None)
     out["canaries"]["items"] = canary_rows(graded, questions, judges)
 
     sample = bias_sample(graded, jc.bias_sample, jc.bias_seed)
     if not llm_ok:
-        reason = "the bias tests need the llm judge, and it is not available"
-        out["length"] = {"status": "unavailable", "reason": reason}
-        out["self_preference"] = {"status": "unavailable", "reason": reason}
+        out["length"] = {"status": "unavailable", "reason": BIAS_TESTS_UNAVAILABLE}
+        out["self_preference"] = {"status": "unavailable", "reason": BIAS_TESTS_UNAVAILABLE}
         write_json(args.out, out)
         return
     pair_template = load_template(args.prompts, jc.pairwise_prompt, needs=["question", "a", "b"])
@@ -116,4 +113,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

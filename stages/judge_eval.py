@@ -1,6 +1,6 @@
 """Stage `judge_eval`: calibration of every judge against the hand grades, accuracy three ways
 (hand grades, judge, PPI++), canaries, bias, failure tables, the two-by-two and unanswerable
-questions, from the files of judge@, judge_checks and score (rag_ablation.evaluation.judge_eval).
+questions, from the files of judge@, judge_checks and score (rag_ablation.evaluation.judges.judge_eval).
 
 Writes the numbers (metrics/judge.json, for `dvc metrics`), the same with question ids, tables
 and reasons (for the report), the per-question verdicts of every judge next to the hand grade
@@ -16,13 +16,13 @@ import json
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
-from rag_ablation.errors import MissingInput
-from rag_ablation.evaluation.grades import load_grades
-from rag_ablation.evaluation.judge_eval import evaluate
-from rag_ablation.evaluation.scoring import read_scores, write_scores
-from rag_ablation.io import write_json
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.core.errors import MissingInput
+from rag_ablation.evaluation.judges.grades import load_grades
+from rag_ablation.evaluation.judges.judge_eval import evaluate
+from rag_ablation.evaluation.scoring.scores import read_scores, write_scores
+from rag_ablation.core.io import write_json
 
 
 def _json(path: Path, stage: str) -> dict:
@@ -64,4 +64,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

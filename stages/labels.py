@@ -1,5 +1,5 @@
 """Stage `labels@NAME`: which chunks of chunking NAME are relevant to each answerable question,
-by the span rule (rag_ablation.evaluation.labels; a question with `spans` takes the union). Writes
+by the span rule (rag_ablation.evaluation.scoring.labels; a question with `spans` takes the union). Writes
 {question id: [chunk ids]} and the questions whose span no chunk contains (possible only when a
 span crosses a section boundary), and a metrics file flagging the questions with more than
 `labels.max_relevant` relevant chunks (a common span inflates recall)."""
@@ -11,12 +11,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.chunks import load_chunks
-from rag_ablation.config import load_config
-from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.evaluation.labels import relevant_chunks
-from rag_ablation.questions import Question
+from rag_ablation.core import runner
+from rag_ablation.data.chunks import load_chunks
+from rag_ablation.core.config import load_config
+from rag_ablation.core.io import read_jsonl, write_json
+from rag_ablation.evaluation.scoring.labels import relevant_chunks
+from rag_ablation.data.questions import Question
 
 
 def main() -> None:
@@ -60,4 +60,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -14,15 +14,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from rag_ablation import cli
+from rag_ablation.core import runner
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
-from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.config import load_config
-from rag_ablation.llm.backends import backend_from_config
+from rag_ablation.core.io import read_jsonl, write_json
+from rag_ablation.core.config import load_config
+from rag_ablation.llm.registry import backend_from_config
 from rag_ablation.llm.prompting import load_template
-from rag_ablation.questions import Question
+from rag_ablation.data.questions import Question
 from rag_ablation.llm.transforms import transform_queries
-from rag_ablation.timing import percentiles_ms
+from rag_ablation.support.timing import percentiles_ms
 
 
 def main() -> None:
@@ -64,4 +64,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -13,12 +13,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.corpus import load_corpus
-from rag_ablation.io import write_json, write_jsonl
-from rag_ablation.config import load_config
-from rag_ablation.question_stats import ambiguous_spans, overlap_by_slice
-from rag_ablation.questions import check_spans, load_questions, slice_counts
+from rag_ablation.core import runner
+from rag_ablation.data.corpus import load_corpus
+from rag_ablation.core.io import write_json, write_jsonl
+from rag_ablation.core.config import load_config
+from rag_ablation.data.question_stats import ambiguous_spans, overlap_by_slice
+from rag_ablation.data.questions import check_spans, load_questions, slice_counts
 
 
 def main() -> None:
@@ -51,4 +51,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

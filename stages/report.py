@@ -3,9 +3,9 @@ graded-answers detail file (`judge_eval` stage).
 
 Renders the configs with their intervals, recall per slice, paired changes against the
 baseline with fixed and broken counts and Holm-adjusted p-values, the subsampling table and the
-judge-free answer proxy (rag_ablation.evaluation.report), then the judges against the hand
+judge-free answer proxy (rag_ablation.evaluation.report.markdown), then the judges against the hand
 grades, accuracy three ways, canaries, bias, failure tables and unanswerable questions
-(rag_ablation.evaluation.judge_report). Configs follow params.yaml, never a
+(rag_ablation.evaluation.report.judge_report). Configs follow params.yaml, never a
 folder listing. The report only formats numbers already in the metrics file, so it is as
 deterministic as that file.
 """
@@ -17,12 +17,12 @@ import argparse
 import json
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
-from rag_ablation.errors import InvalidData, MissingInput
-from rag_ablation.evaluation.judge_report import render_answers
-from rag_ablation.evaluation.report import render
-from rag_ablation.io import write_text
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.evaluation.report.judge_report import render_answers
+from rag_ablation.evaluation.report.markdown import render
+from rag_ablation.core.io import write_text
 
 
 def read_metrics(path: Path, stage: str = "stats") -> dict:
@@ -53,4 +53,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

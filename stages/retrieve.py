@@ -18,11 +18,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from rag_ablation import cli
-from rag_ablation.chunks import load_chunks
-from rag_ablation.config import load_config
-from rag_ablation.io import read_jsonl, write_json
-from rag_ablation.questions import Question
+from rag_ablation.core import runner
+from rag_ablation.data.chunks import load_chunks
+from rag_ablation.core.config import load_config
+from rag_ablation.core.io import read_jsonl, write_json
+from rag_ablation.data.questions import Question
 from rag_ablation.retrieval.runner import open_retrievers, ranked_passages, run_config, step_latency
 
 
@@ -71,4 +71,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -2,10 +2,11 @@
 
 Joins each config's stored ranking (`retrieve@NAME`) with the span labels of its chunking
 (`labels@CHUNKING`), and each answered config's answers (`generate@NAME`) with the reference
-answers, and writes one row per config and question (rag_ablation.evaluation.scoring). The label
+answers, and writes one row per config and question (rag_ablation.evaluation.scoring.scores). The label
 audit (`data/labels/audit.jsonl`, checked against the corpus) re-scores the same stored rankings
 with its extra acceptable passages into a third file; nothing is searched again, so adding an
-audit line reruns only scoring and what reads the scores. The CSV files are committed to git, so any revision has them: statistics, label audits and the gate
+audit line reruns only scoring and what reads the scores. The CSV files are committed to git, so any
+revision has them: statistics, label audits and the gate
 compare questions against `main` without searching again. Loops over params.yaml, never over a
 folder listing, so a removed config leaves no rows.
 """
@@ -17,14 +18,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
-from rag_ablation.corpus import load_corpus
-from rag_ablation.evaluation.audit import load_audit
-from rag_ablation.evaluation.score_configs import score_configs
-from rag_ablation.evaluation.scoring import ANSWER_FIELDS, RETRIEVAL_FIELDS, write_scores
-from rag_ablation.io import read_jsonl
-from rag_ablation.questions import Question
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.data.corpus import load_corpus
+from rag_ablation.evaluation.scoring.audit import load_audit
+from rag_ablation.evaluation.scoring.score import score_configs
+from rag_ablation.evaluation.scoring.scores import ANSWER_FIELDS, RETRIEVAL_FIELDS, write_scores
+from rag_ablation.core.io import read_jsonl
+from rag_ablation.data.questions import Question
 
 
 def main() -> None:
@@ -53,4 +54,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

@@ -1,5 +1,5 @@
 """Stage `stats`: intervals, paired comparisons with the baseline and subsampling, from the
-per-question scores of the `score` stage (rag_ablation.evaluation.comparison).
+per-question scores of the `score` stage (rag_ablation.evaluation.statistics.stats).
 
 Writes one metrics file, a nested dict of numbers only, so `dvc metrics diff main` shows each
 change together with its interval and p-value rows:
@@ -17,7 +17,7 @@ change together with its interval and p-value rows:
     <config>.answers.contains_reference.value, .ci_low, .ci_high, .n (judge-free proxy)
     <config>.audited.recall_at_5.value, .ci_low, .ci_high, .changed, .newly_found (label audit)
 
-and the plot data under the plots folder (rag_ablation.evaluation.plot_data). Loops over the
+and the plot data under the plots folder (rag_ablation.evaluation.report.plot_data). Loops over the
 configs of params.yaml in their order, never over a folder listing; a config with no scored
 rows is `{"available": 0}`. Floats are rounded to 4 decimals (p-values to 4 significant
 digits), and nothing depends on the clock, so an unchanged rerun writes identical bytes.
@@ -30,12 +30,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation import cli
-from rag_ablation.config import load_config
-from rag_ablation.evaluation.comparison import analyze, audit_entry, rows_by_config, to_metrics
-from rag_ablation.evaluation.plot_data import all_plots
-from rag_ablation.evaluation.scoring import read_scores
-from rag_ablation.io import write_json
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.evaluation.statistics.comparison import rows_by_config
+from rag_ablation.evaluation.statistics.stats import analyze, audit_entry, to_metrics
+from rag_ablation.evaluation.report.plot_data import all_plots
+from rag_ablation.evaluation.scoring.scores import read_scores
+from rag_ablation.core.io import write_json
 
 
 def main() -> None:
@@ -66,4 +67,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    runner.run(main)

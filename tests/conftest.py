@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_ablation.evaluation.scoring import RETRIEVAL_FIELDS
-from rag_ablation.io import datasets_dir
+from rag_ablation.evaluation.scoring.scores import RETRIEVAL_FIELDS
+from rag_ablation.core.io import datasets_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -1,6 +1,6 @@
 """Hand-built per-question score rows for the statistics, report and diff tests.
 
-Rows have exactly the columns and types of ``rag_ablation.evaluation.scoring`` (what
+Rows have exactly the columns and types of ``rag_ablation.evaluation.scoring.scores`` (what
 ``read_scores`` returns), derived from a first relevant rank the way the ``score`` stage does.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_ablation.evaluation.scoring import ANSWER_FIELDS, RETRIEVAL_FIELDS, write_scores
+from rag_ablation.evaluation.scoring.scores import ANSWER_FIELDS, RETRIEVAL_FIELDS, write_scores
 
 
 def retrieval_row(config: str, qid: str, rank: int | None, *, slice: str = "main", doc: str = "t/a.md",

@@ -8,11 +8,11 @@ import re
 import pytest
 
 from conftest import ROOT
-from rag_ablation.corpus import load_corpus
-from rag_ablation.text import normalize
+from rag_ablation.data.corpus import load_corpus
+from rag_ablation.data.text import normalize
 from rag_ablation.authoring.passages import sample_passages
-from rag_ablation.question_stats import ambiguous_spans, overlap_by_slice
-from rag_ablation.questions import check_spans, load_questions, slice_counts
+from rag_ablation.data.question_stats import ambiguous_spans, overlap_by_slice
+from rag_ablation.data.questions import check_spans, load_questions, slice_counts
 
 CORPUS = ROOT / "data" / "corpus"
 QUESTIONS = ROOT / "data" / "questions" / "handbook.jsonl"

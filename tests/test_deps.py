@@ -1,6 +1,10 @@
 """Every stage in dvc.yaml depends on its own script and every library module it imports,
 directly or through other modules (subpackages included), and on no more of the package than
-that; the evaluation layer never imports LLM or search code."""
+that. The one exception is ``rag_ablation/core``: the modules every stage imports (config,
+errors, io, the stage runner, stage costs) are listed as that one folder, and core imports
+nothing outside itself, so the folder stands for a closed set. No stage depends on
+``rag_ablation/commands`` (editing a command reruns no stage), the evaluation layer never
+imports LLM or search code, and no two modules of the package import each other in a circle."""
 from __future__ import annotations
 
 import ast
@@ -10,6 +14,8 @@ import yaml
 
 from conftest import ROOT
 
+CORE = "rag_ablation/core"
+
 
 def module_file(mod: str) -> Path:
     """The file of a dotted ``rag_ablation`` module (a package's ``__init__.py``)."""
@@ -17,7 +23,14 @@ def module_file(mod: str) -> Path:
     return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
 def imported_modules(path: Path) -> set[str]:
+    """The ``rag_ablation`` modules a file imports, at module level or inside a function."""
     tree = ast.parse(path.read_text())
     out = set()
     for node in ast.walk(tree):
@@ -42,18 +55,59 @@ def closure(path: Path) -> set[str]:
     return {module_file(m).relative_to(ROOT).as_posix() for m in seen}
 
 
+def expand(dep: str) -> set[str]:
+    """A dependency path as the Python files it covers (a folder: every module below it)."""
+    p = ROOT / dep
+    if p.is_dir():
+        return {f.relative_to(ROOT).as_posix() for f in p.rglob("*.py") if "__pycache__" not in f.parts}
+    return {dep} if dep.endswith(".py") else set()
+
+
 def stages():
     out = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert out
     return {name: stage.get("do", stage) for name, stage in out.items()}
 
 
+def library_modules() -> list[Path]:
+    return sorted(p for p in (ROOT / "rag_ablation").rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_expand_covers_a_folder_and_skips_data_paths():
+    assert expand(CORE) == {p.relative_to(ROOT).as_posix() for p in (ROOT / CORE).glob("*.py")}
+    assert f"{CORE}/config.py" in expand(CORE)
+    assert expand("stages/chunk.py") == {"stages/chunk.py"}
+    assert expand("${data}/corpus") == set()
+
+
+def test_core_imports_nothing_outside_core():
+    for path in (ROOT / CORE).glob("*.py"):
+        outside = {m for m in closure(path) if not m.startswith(CORE + "/")}
+        assert not outside, f"{path.name} imports {sorted(outside)}: core must stay a closed set"
+
+
 def test_stage_deps_match_imports():
+    core = expand(CORE)
     for name, body in stages().items():
         script = body["cmd"].split()[1]
-        deps = {d for d in body["deps"] if d.endswith(".py")}
-        expected = {script} | closure(ROOT / script)
+        listed = [d for d in body["deps"] if d.startswith(("rag_ablation", "stages/"))]
+        assert CORE in listed, f"stage {name}: lists no {CORE} folder"
+        assert not any(d.startswith(CORE + "/") for d in listed), f"stage {name}: list {CORE} as the folder"
+        deps = set().union(*(expand(d) for d in listed))
+        expected = {script} | closure(ROOT / script) | core
         assert deps == expected, f"stage {name}: missing {sorted(expected - deps)}, extra {sorted(deps - expected)}"
+        assert len(listed) == len(set(listed)), f"stage {name}: a dependency is listed twice"
+
+
+def test_no_stage_depends_on_commands():
+    for name, body in stages().items():
+        assert not any(d.startswith("rag_ablation/commands") for d in body["deps"]), name
+    for script in (ROOT / "stages").glob("*.py"):
+        assert not any(m.startswith("rag_ablation/commands/") for m in closure(script)), script.name
+    for path in library_modules():
+        if "commands" not in path.relative_to(ROOT).parts:
+            bad = [m for m in imported_modules(path) if m.startswith("rag_ablation.commands")]
+            assert not bad, f"{path} imports the commands {bad}"
 
 
 def test_package_init_files_are_empty():
@@ -65,7 +119,7 @@ def test_evaluation_never_depends_on_llm_or_search_code():
     for name in ("score", "evaluate", "stats", "report"):
         deps = set(stages()[name]["deps"])
         assert not any(d.startswith(("rag_ablation/llm/", "rag_ablation/retrieval/")) for d in deps), name
-    for module in (ROOT / "rag_ablation" / "evaluation").glob("*.py"):
+    for module in (ROOT / "rag_ablation" / "evaluation").rglob("*.py"):
         bad = [m for m in closure(module) if m.startswith(("rag_ablation/llm/", "rag_ablation/retrieval/"))]
         assert not bad, f"{module.name} imports {bad}"
 
@@ -73,3 +127,50 @@ def test_evaluation_never_depends_on_llm_or_search_code():
 def test_the_question_sampler_is_apart_from_runtime_code():
     for name in ("retrieve", "labels", "generate", "score"):
         assert "rag_ablation/authoring/passages.py" not in stages()[name]["deps"], name
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module, or of one that imports
+    itself (Tarjan's algorithm), each sorted; the list sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def test_import_circles_are_found():
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_circles({"a": {"a"}, "b": set()}) == [["a"]]
+    assert import_circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_in_the_package():
+    graph = {module_name(p): imported_modules(p) for p in library_modules()}
+    assert import_circles(graph) == []

@@ -160,7 +160,7 @@ def test_an_audit_line_reruns_only_scoring_and_what_reads_scores(repo):
 def test_diff_against_main_names_the_questions_a_tokenizer_swap_broke(repo):
     """The chapter's regression: BM25 over str.split() tokens. `rag-ablation diff main` names
     exactly the questions whose hit@1 went from found to missed, identifier ones among them."""
-    from rag_ablation.evaluation.scoring import parse_scores
+    from rag_ablation.evaluation.scoring.scores import parse_scores
 
     p = yaml.safe_load((repo / "params.yaml").read_text())
     p["bm25"]["tokenizer"] = "whitespace"

@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from rag_ablation.chunks import load_chunks
+from rag_ablation.data.chunks import load_chunks
 
 from conftest import GIT_ENV, VENV_BIN, make_fixture_repo, run_in
 
@@ -123,7 +122,7 @@ def test_dvc_queue_runs_two_experiments_at_once_as_each_alone(tmp_path):
 
     Why not the index bit for bit: a text's vector depends in its last bits on the other texts
     of its embedding batch (padding), and which texts a run embeds depends on what the shared
-    cache already holds, so on which experiment got there first (README, "The LLM")."""
+    cache already holds, so on which experiment got there first (docs/llm.md)."""
     import numpy as np
 
     sizes = (150, 200)

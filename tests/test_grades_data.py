@@ -12,8 +12,8 @@ from collections import Counter
 import pytest
 
 from conftest import ROOT
-from rag_ablation.config import load_config
-from rag_ablation.evaluation.grades import load_grades, match_grades, match_hashes
+from rag_ablation.core.config import load_config
+from rag_ablation.evaluation.judges.grades import load_grades, match_grades, match_hashes
 
 MIN_MATCHING = 150
 
@@ -30,8 +30,8 @@ def test_enough_grades_match_the_committed_answers():
         f"only {len(matched.verdicts)} hand grades match current answers ({matched.stale} stale): "
         "grade the changed answers with `rag-grade`")
     configs = load_config(ROOT / "params.yaml").generation.configs
-    slices = {json.loads(l)["id"]: json.loads(l)["slice"]
-              for l in (ROOT / "data/questions/handbook.jsonl").read_text().splitlines()}
+    slices = {json.loads(line)["id"]: json.loads(line)["slice"]
+              for line in (ROOT / "data/questions/handbook.jsonl").read_text().splitlines()}
     per = Counter((c, slices[i]) for c, i in matched.verdicts)
     for c in configs:
         for s in set(slices.values()):

@@ -157,7 +157,7 @@ def test_missing_reranker_is_unavailable_with_a_reason(built):
 
 
 def test_score_stage_writes_per_question_rows(built):
-    from rag_ablation.evaluation.scoring import read_scores
+    from rag_ablation.evaluation.scoring.scores import read_scores
 
     rows = read_scores(built / "metrics/scores/retrieval.csv")
     by = {(r["config"], r["id"]): r for r in rows}
@@ -263,7 +263,8 @@ def test_generate_stage_answers_every_question(built):
     out = load(built / "build/answers/bm25.json")
     assert out["status"] == "ok" and out["prompt"] == "answer_escape_hatch" and out["llm"]["backend"] == "llama_cpp"
     assert len(out["llm"]["digest"]) == 64
-    assert [a["id"] for a in out["answers"]] == [json.loads(l)["id"] for l in (built / "questions.jsonl").read_text().splitlines()]
+    assert [a["id"] for a in out["answers"]] == [json.loads(line)["id"]
+                                                 for line in (built / "questions.jsonl").read_text().splitlines()]
     for a in out["answers"]:
         assert a["answer"] and len(a["passages"]) <= 3 and len(a["prompt_sha256"]) == 64
         assert 0 < a["completion_tokens"] <= 48
@@ -388,7 +389,7 @@ def judged(built):
     """Hand grades for five of bm25's answers (correct for every other one, by position), one
     stale grade and one for a config without answers; then judge@, judge_checks, judge_eval,
     stats and report."""
-    from rag_ablation.evaluation.grades import Grade, answer_sha256, write_grades
+    from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, write_grades
     d, b = built, built / "build"
     answers = {a["id"]: a["answer"] for a in load(b / "answers/bm25.json")["answers"]}
     grades = [Grade(answer_sha256(answers[i]), "bm25", "tester", i, "", "correct" if k % 2 == 0 else "incorrect")
@@ -410,11 +411,11 @@ def judged(built):
 
 
 def test_judge_stage_gives_every_answer_a_verdict_of_every_judge(judged):
-    from rag_ablation.evaluation.answer_measures import token_f1
-    from rag_ablation.evaluation.grades import answer_sha256
+    from rag_ablation.evaluation.scoring.answer_measures import token_f1
+    from rag_ablation.evaluation.judges.grades import answer_sha256
     out = load(judged / "build/judgments/bm25.json")
     answers = load(judged / "build/answers/bm25.json")["answers"]
-    refs = {json.loads(l)["id"]: json.loads(l)["answer"] for l in (judged / "build/q.jsonl").read_text().splitlines()}
+    refs = {json.loads(line)["id"]: json.loads(line)["answer"] for line in (judged / "build/q.jsonl").read_text().splitlines()}
     assert out["status"] == "ok" and set(out["judges"]) == {"llm", "token_f1", "contains"}
     assert out["judges"]["llm"]["llm"]["backend"] == "llama_cpp" and out["judges"]["token_f1"]["threshold"] == 0.5
     assert [v["id"] for v in out["verdicts"]] == [a["id"] for a in answers]
@@ -531,7 +532,7 @@ def test_a_second_answer_model_measures_self_preference_end_to_end(judged, tmp_p
     n = len(checks["length"]["pairs"])
     assert len(sp["second_answers"]) == n and all(a["answer"].startswith("[second]") for a in sp["second_answers"])
     assert [p["winner"] for p in sp["pairs"]["second"]] == ["second"] * n  # it always picked itself, both orders
-    from rag_ablation.evaluation.judge_eval import self_preference
+    from rag_ablation.evaluation.judges.judge_eval import self_preference
     figures = self_preference(sp)
     assert figures["judges"]["second"] == {"pairs": n, "own_wins": n, "other_wins": 0, "ties": 0, "own_rate": 1.0}
     assert figures["judges"]["first"]["pairs"] == n
@@ -564,7 +565,7 @@ def test_a_second_judge_model_served_by_ollama_judges_every_answer(judged, tmp_p
     out = load(tmp_path / "j.json")
     assert out["judges"]["llm"]["llm"]["backend"] == "ollama" and out["judges"]["llm"]["llm"]["model"] == MODEL
     answers = {a["id"]: a["answer"] for a in load(b / "answers/bm25.json")["answers"]}
-    refs = {json.loads(l)["id"]: json.loads(l)["answer"] for l in (b / "q.jsonl").read_text().splitlines()}
+    refs = {json.loads(line)["id"]: json.loads(line)["answer"] for line in (b / "q.jsonl").read_text().splitlines()}
     for v in out["verdicts"]:
         shared = set(refs[v["id"]].lower().split()) & set(answers[v["id"]].lower().split())
         assert v["llm"] == ({"verdict": "correct", "detail": "CORRECT"} if shared

@@ -7,10 +7,10 @@ score``).
 Protocol (``import_beir``):
 
 - Documents: one per corpus entry, in file order, written to ``<corpus>/<track>/<name>.md`` with
-  ``<name> = safe_file_name(_id)`` (``rag_ablation.datasets.squad``). The text is ``# <title>``
+  ``<name> = safe_file_name(_id)`` (``rag_ablation.datasets.imports``). The text is ``# <title>``
   (whitespace collapsed to one line), a blank line, then ``text``; just ``text`` when the title
   is empty. Every corpus entry is written, judged or not.
-- Questions (``rag_ablation.questions`` format): one per query that has at least one usable
+- Questions (``rag_ablation.data.questions`` format): one per query that has at least one usable
   qrels row in the split (score > 0, naming a known document), in ``queries.jsonl`` order.
   BEIR judges documents, not answers, and the format holds one document and one span per
   question, so:
@@ -43,15 +43,15 @@ Protocol (``import_beir``):
   document under the query's ``exclude`` in the gold file, and with
   ``ignore_identical_ids=True`` (default) ignores qrels rows judging a query against its own
   id. The document stays in the corpus (other queries may retrieve it).
-- Outputs are atomic (``rag_ablation.datasets.squad.write_import``).
+- Outputs are atomic (``rag_ablation.datasets.imports.write_import``).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from rag_ablation.corpus import Document
-from rag_ablation.datasets.squad import (
+from rag_ablation.data.corpus import Document
+from rag_ablation.datasets.imports import (
     ANSWERABLE_SLICE,
     ImportReport,
     NothingImported,
@@ -60,10 +60,10 @@ from rag_ablation.datasets.squad import (
     safe_file_names,
     write_import,
 )
-from rag_ablation.errors import InvalidData, MissingInput
-from rag_ablation.io import numbered_json_lines
-from rag_ablation.questions import MIN_SPAN_CHARS, Question, check_spans
-from rag_ablation.text import normalize
+from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.core.io import numbered_json_lines
+from rag_ablation.data.questions import MIN_SPAN_CHARS, Question, check_spans
+from rag_ablation.data.text import normalize
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"

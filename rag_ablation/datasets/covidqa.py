@@ -13,15 +13,15 @@ Protocol (the one of ``shared/notes/anchors-covidqa.md``):
   "span": first answer span, "doc": first gold doc id}``, in file order.
 - Relevance (applied by the caller, not here): a chunk is relevant if it belongs to the question's
   ``doc`` and contains its span or any 30-character window of it
-  (``rag_ablation.evaluation.labels.relevant_chunks(..., window=30, span_docs=...)``).
+  (``rag_ablation.evaluation.scoring.labels.relevant_chunks(..., window=30, span_docs=...)``).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from rag_ablation.corpus import Document
-from rag_ablation.errors import InvalidData, MissingInput
+from rag_ablation.data.corpus import Document
+from rag_ablation.core.errors import InvalidData, MissingInput
 
 TRACK = "covidqa"
 MIN_SPAN_CHARS = 20

@@ -3,9 +3,9 @@
 ``dataset`` in params.yaml names an entry of ``DATASETS``; the ``dataset`` stage builds it and
 writes it to one folder that every later stage reads (``write_dataset``)::
 
-    <out>/corpus/<track>/<file>    the documents, as ``rag_ablation.corpus.load_corpus`` reads them
-    <out>/questions.jsonl          the question set (``rag_ablation.questions``)
-    <out>/audit.jsonl              the label audit (``rag_ablation.evaluation.audit``; may be empty)
+    <out>/corpus/<track>/<file>    the documents, as ``rag_ablation.data.corpus.load_corpus`` reads them
+    <out>/questions.jsonl          the question set (``rag_ablation.data.questions``)
+    <out>/audit.jsonl              the label audit (``rag_ablation.evaluation.scoring.audit``; may be empty)
 
 The datasets:
 
@@ -15,7 +15,7 @@ The datasets:
   names the source file and its line) and kept byte for byte, and so is the audit. Every later
   output is therefore the same as when the stages read ``data/`` directly.
 - ``covidqa``: the normalized COVID-QA release, read in place from
-  ``$RAG_ABLATION_DATASETS/covidqa`` (``rag_ablation.io.datasets_dir``; never copied into git)
+  ``$RAG_ABLATION_DATASETS/covidqa`` (``rag_ablation.core.io.datasets_dir``; never copied into git)
   by ``rag_ablation.datasets.covidqa.load_covidqa`` under its protocol: the questions whose first
   answer span has at least ``labels.min_span`` characters. Document ``<doc_id>`` becomes
   ``covidqa/<doc_id>.txt`` (text unchanged); each question becomes ``{id, question, doc:
@@ -31,12 +31,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_ablation.corpus import Document, load_corpus
+from rag_ablation.data.corpus import Document, load_corpus
 from rag_ablation.datasets.covidqa import TRACK as COVIDQA_TRACK
 from rag_ablation.datasets.covidqa import load_covidqa
-from rag_ablation.errors import lookup
-from rag_ablation.io import datasets_dir, replaced_folder, write_text
-from rag_ablation.questions import Question, load_questions
+from rag_ablation.core.errors import lookup
+from rag_ablation.core.io import datasets_dir, replaced_folder, write_text
+from rag_ablation.data.questions import Question, load_questions
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def covidqa(src: Sources, *, min_span: int) -> Dataset:
 
 
 def dumps_line(obj: dict) -> str:
-    """One JSON line as ``rag_ablation.io.write_jsonl`` writes it (sorted keys)."""
+    """One JSON line as ``rag_ablation.core.io.write_jsonl`` writes it (sorted keys)."""
     return json.dumps(obj, sort_keys=True, ensure_ascii=False) + "\n"
 
 

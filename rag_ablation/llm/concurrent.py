@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any
+from typing import Any, cast
 
-from rag_ablation.llm.backends import Generation
+from rag_ablation.llm.base import Generation
 
 Messages = list[dict[str, Any]]
 SEQUENTIAL_ONLY = frozenset({"llama_cpp"})  # backends whose chat is not thread-safe
@@ -87,7 +87,8 @@ def chat_many(
     for _ in progress(_Sized(_answer(llm, conversations, results, num_predict=num_predict, stop=stop,
                                      concurrency=concurrency), len(conversations))):
         pass
-    return results  # type: ignore[return-value]  (every slot is filled when _answer ends)
+    # every slot is filled when _answer ends
+    return cast(list[tuple[Generation, bool]], results)
 
 
 def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_predict: int,

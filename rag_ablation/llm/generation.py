@@ -1,5 +1,5 @@
 """Answers generated from stored rankings (the measures of answers are in
-``rag_ablation.evaluation.answer_measures``).
+``rag_ablation.evaluation.scoring.answer_measures``).
 
 For each question, the top ``k`` chunks of the stored
 ranking are numbered into the prompt template with the question, and the LLM (through the
@@ -14,7 +14,7 @@ from typing import Any
 
 from rag_ablation.llm.concurrent import chat_many
 from rag_ablation.llm.prompt_cache import CachedLLM
-from rag_ablation.timing import percentiles, percentiles_ms
+from rag_ablation.support.timing import percentiles, percentiles_ms
 from rag_ablation.llm.prompting import fill, format_passages, messages_hash, user_messages
 
 def answer_questions(

@@ -2,7 +2,7 @@
 the length pairs judged in both orders, and self-preference between two answer models.
 
 Records are plain dicts (written as JSON by the stage, read by
-``rag_ablation.evaluation.judge_eval``):
+``rag_ablation.evaluation.judges.judge_eval``):
 
 * a canary row: ``id``, ``kind`` (``CANARY_KINDS``), ``text`` and ``verdict_<judge>``
   (``correct``, ``incorrect`` or ``invalid``) for every judge run;
@@ -23,6 +23,9 @@ from rag_ablation.llm.prompt_cache import CachedLLM
 
 VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
 """How a verdict is written in the stages' files."""
+
+BIAS_TESTS_UNAVAILABLE = "the bias tests need the llm judge, and it is not available"
+"""The reason recorded for the length and self-preference tests when the LLM judge cannot run."""
 
 
 def canary_rows(graded: Sequence[str], questions: Mapping[str, Mapping[str, Any]],
@@ -87,5 +90,5 @@ def self_preference_pairs(judges: Mapping[str, tuple[CachedLLM, int]], template:
     return out
 
 
-__all__ = ["CANARY_KINDS", "VERDICT_NAMES", "bias_sample", "canary_rows", "length_pairs", "pair_row",
+__all__ = ["BIAS_TESTS_UNAVAILABLE", "CANARY_KINDS", "VERDICT_NAMES", "bias_sample", "canary_rows", "length_pairs", "pair_row",
            "second_answers", "self_preference_pairs"]

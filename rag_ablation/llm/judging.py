@@ -3,7 +3,7 @@ parsing, canary answers, and pairwise comparisons run in both orders.
 
 Every judge maps (question, reference, answer) to a verdict: ``True`` (correct), ``False``
 (incorrect) or ``None`` (invalid: a reply that is not a verdict). All judges are calibrated the
-same way against the hand grades (``rag_ablation.evaluation.calibration``), so a user without a
+same way against the hand grades (``rag_ablation.evaluation.judges.calibration``), so a user without a
 good LLM still has a judge whose error rates are known.
 
 Judges (``JUDGES``, names used in ``judge.judges`` of params.yaml):
@@ -17,6 +17,10 @@ Judges (``JUDGES``, names used in ``judge.judges`` of params.yaml):
   ``judge.token_f1_threshold`` (inclusive).
 * ``contains``: correct when the normalized answer contains the normalized reference.
 
+Availability (``judge_availability``): which of the judges named in ``judge.judges`` can run
+with the judge's LLM config, and the status and reason each stage records for each judge. The
+judge-free judges always run; the LLM judge is unavailable when its backend is ``none``.
+
 Pairwise (``compare_both_orders``): the pairwise prompt (``{question}``, ``{a}``, ``{b}``) is
 asked twice, once with each answer in slot A. The reply must be exactly A or B after the same
 trimming (``parse_choice``). A win counts only when both orders pick the same answer; any
@@ -28,8 +32,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ablation.errors import lookup
-from rag_ablation.evaluation.answer_measures import contains_reference, token_f1
+from rag_ablation.core.config import LlmConfig
+from rag_ablation.core.errors import lookup
+from rag_ablation.evaluation.scoring.answer_measures import contains_reference, token_f1
 from rag_ablation.llm.concurrent import chat_many
 from rag_ablation.llm.prompt_cache import CachedLLM
 from rag_ablation.llm.prompting import fill, user_messages
@@ -125,6 +130,49 @@ def build_judges(names: Sequence[str], *, token_f1_threshold: float,
 
 def _no_llm() -> JudgeFn:
     raise ValueError("the llm judge needs an LLM backend (judge.llm.backend is none)")
+
+
+# ----------------------------------------------------------------------------- availability
+LLM_JUDGE_UNAVAILABLE = "the llm judge needs an LLM, and its backend is none"
+"""The reason recorded for the ``llm`` judge when the judge's LLM backend is ``none``."""
+
+
+@dataclass(frozen=True)
+class JudgeAvailability:
+    """Which of the judges named in ``judge.judges`` can run.
+
+    ``names``: every judge named, in ``judge.judges`` order. ``reasons``: for each judge that
+    cannot run, why (one sentence, written to the stages' files)."""
+
+    names: tuple[str, ...]
+    reasons: Mapping[str, str]
+
+    @property
+    def runnable(self) -> list[str]:
+        """The judges that run, in ``judge.judges`` order."""
+        return [n for n in self.names if n not in self.reasons]
+
+    @property
+    def uses_llm(self) -> bool:
+        """True when the LLM judge runs, so the stage must build the judge's backend."""
+        return "llm" in self.runnable
+
+    def statuses(self) -> dict[str, dict[str, Any]]:
+        """A new record per judge, in ``names`` order: ``{"status": "ok", "reason": None}`` for
+        a judge that runs, ``{"status": "unavailable", "reason": <why>}`` for one that cannot.
+        The dicts are the caller's to extend (with the LLM's identity, a threshold, ...)."""
+        return {n: ({"status": "unavailable", "reason": self.reasons[n]} if n in self.reasons
+                    else {"status": "ok", "reason": None}) for n in self.names}
+
+
+def judge_availability(*, judges: Sequence[str], judge_llm: LlmConfig) -> JudgeAvailability:
+    """Which of ``judges`` (the names of ``judge.judges``) can run when the judge's model is
+    ``judge_llm`` (``JudgeConfig.judge_llm``: ``judge.llm``, else the answer model ``llm``).
+
+    The judge-free judges always run; ``llm`` runs unless ``judge_llm``'s backend is ``none``,
+    in which case it is unavailable with ``LLM_JUDGE_UNAVAILABLE`` as its reason."""
+    reasons = {"llm": LLM_JUDGE_UNAVAILABLE} if "llm" in judges and not judge_llm.enabled else {}
+    return JudgeAvailability(names=tuple(judges), reasons=reasons)
 
 
 # ----------------------------------------------------------------------------- canaries

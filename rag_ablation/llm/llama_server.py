@@ -11,7 +11,7 @@ then point the pipeline at it with ``llm.backend: openai``, ``llm.base_urls:
 
 Why a wrapper: ``llama_cpp.server`` loads the model through ``llama_cpp.Llama``, which puts
 Q4/Q8 weights in llama.cpp's AMX buffer on a CPU that reports AMX; those kernels crash with
-SIGILL in VMs (see ``rag_ablation.llm.backends._without_extra_buffer_types``). Neither the
+SIGILL in VMs (see ``rag_ablation.llm.llama_cpp.without_extra_buffer_types``). Neither the
 server's settings nor an environment variable of llama.cpp turns weight repacking off, so this
 module applies the same patch as ``LlamaCppBackend`` for the whole life of the server process
 and then runs the server's own ``main``. It needs llama-cpp-python's ``[server]`` extra
@@ -24,14 +24,14 @@ import sys
 
 def main() -> None:
     """Apply the no-repack patch, then hand over to ``llama_cpp.server.__main__.main``."""
-    from rag_ablation.llm.backends import _without_extra_buffer_types
+    from rag_ablation.llm.llama_cpp import without_extra_buffer_types
 
     try:
         from llama_cpp.server.__main__ import main as server_main
     except ImportError as e:
         sys.exit(f"error: llama_cpp.server cannot start ({e}); install the server extra with "
                  f"`pip install fastapi uvicorn sse-starlette 'starlette-context>=0.3.6,<0.4' pydantic-settings`")
-    with _without_extra_buffer_types():  # held until the server exits (this process loads models only here)
+    with without_extra_buffer_types():  # held until the server exits (this process loads models only here)
         server_main()
 
 

@@ -1,4 +1,5 @@
-"""A backend for any server that speaks the OpenAI chat completions API: vLLM, TGI, llama.cpp's
+"""The OpenAI-compatible backend (``OpenAICompatBackend``, registry name ``openai``), for any
+server that speaks the OpenAI chat completions API: vLLM, TGI, llama.cpp's
 ``llama-server``, llama-cpp-python's ``llama_cpp.server`` (``python -m
 rag_ablation.llm.llama_server`` on these machines), Ollama's ``/v1``, or a hosted endpoint.
 
@@ -44,7 +45,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from rag_ablation.llm.backends import BACKENDS, Backend, Generation, LLMUnavailable, _check_num_predict
+from rag_ablation.llm.base import Backend, Generation, LLMUnavailable, check_num_predict
 from rag_ablation.llm.retry import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRIES,
@@ -256,7 +257,7 @@ class OpenAICompatBackend(Backend):
         """One non-streamed chat completion (``max_tokens=num_predict``, ``stop`` when given);
         token counts are the server's ``usage``. Checks the model first (``identity``, once);
         see ``Backend.chat``."""
-        _check_num_predict(num_predict)
+        check_num_predict(num_predict)
         self.identity()
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": num_predict,
                                 "temperature": self.temperature, "seed": self.seed, "stream": False}
@@ -290,5 +291,3 @@ class OpenAICompatBackend(Backend):
         except HTTPStatus as e:
             raise self._rejected(tried[-1], e) from None
 
-
-BACKENDS[OpenAICompatBackend.name] = OpenAICompatBackend  # see the end of backends.py

@@ -19,9 +19,9 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
 
-from rag_ablation.io import default_cache_dir
-from rag_ablation.sqlite_cache import guarded, open_cache
-from rag_ablation.llm.backends import Backend, Generation
+from rag_ablation.core.io import default_cache_dir
+from rag_ablation.support.sqlite_cache import guarded, open_cache
+from rag_ablation.llm.base import Backend, Generation
 from rag_ablation.llm.claims import Claims
 
 def default_cache_path() -> Path:

@@ -2,7 +2,8 @@
 prompts, ``{passages}`` placeholders.
 
 Placeholders are replaced literally and in one pass (no ``str.format``), so braces or a
-``{question}`` inside passages or questions are never interpreted. A template missing a placeholder it needs is rejected when loaded.
+``{question}`` inside passages or questions are never interpreted. A template missing a
+placeholder it needs is rejected when loaded.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from rag_ablation.errors import UserError
+from rag_ablation.core.errors import UserError
 
 
 class TemplateError(UserError, ValueError):

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag_ablation.errors import UnknownName
+from rag_ablation.core.errors import UnknownName
 from rag_ablation.llm.concurrent import chat_many
 from rag_ablation.llm.prompt_cache import CachedLLM
 from rag_ablation.llm.prompting import fill, user_messages

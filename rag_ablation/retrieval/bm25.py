@@ -1,5 +1,5 @@
 """BM25 over chunks: two implementations behind a registry (the tokenizers are in
-``rag_ablation.text``).
+``rag_ablation.data.text``).
 
 Implementations (``IMPLEMENTATIONS``):
 
@@ -25,14 +25,14 @@ arrays).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from rag_ablation.config import Bm25Config, ConfigError
-from rag_ablation.errors import InvalidData, MissingInput, lookup
-from rag_ablation.io import replaced_folder, write_json, write_text
+from rag_ablation.core.config import Bm25Config, ConfigError
+from rag_ablation.core.errors import InvalidData, MissingInput, lookup
+from rag_ablation.core.io import replaced_folder, write_json, write_text
 
 class Scorer:
     """Scores every chunk for a tokenized query: ``scores(tokens) -> array of len(chunks)``."""
@@ -109,7 +109,7 @@ def load_bm25s(folder: Path, *, k1: float, b: float, mmap: bool = True) -> BM25s
     return scorer
 
 
-IMPLEMENTATIONS: dict[str, type[Scorer]] = {"rank_bm25": RankBM25Scorer, "bm25s": BM25sScorer}
+IMPLEMENTATIONS: dict[str, Callable[..., Scorer]] = {"rank_bm25": RankBM25Scorer, "bm25s": BM25sScorer}
 
 
 def make_scorer(impl: str, corpus_tokens: Sequence[list[str]], *, k1: float, b: float, epsilon: float) -> Scorer:

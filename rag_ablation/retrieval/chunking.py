@@ -28,9 +28,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from rag_ablation.chunks import Chunk
-from rag_ablation.config import ChunkingConfig
-from rag_ablation.errors import lookup
+from rag_ablation.data.chunks import Chunk
+from rag_ablation.core.config import ChunkingConfig
+from rag_ablation.core.errors import lookup
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")

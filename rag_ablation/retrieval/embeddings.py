@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_ablation.errors import UserError
-from rag_ablation.io import default_cache_dir
-from rag_ablation.sqlite_cache import guarded, open_cache
+from rag_ablation.core.errors import UserError
+from rag_ablation.core.io import default_cache_dir
+from rag_ablation.support.sqlite_cache import guarded, open_cache
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 

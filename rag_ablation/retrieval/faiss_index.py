@@ -4,7 +4,7 @@ Every type scores by inner product over L2-normalized vectors (inner product = c
 hit's score means the same thing whatever the index; the approximate types may only miss some of
 the exact top k, never reorder or rescale what they find.
 
-Types (``BUILDERS``, names checked in ``rag_ablation.config.FAISS_INDEXES``):
+Types (``BUILDERS``, names checked in ``rag_ablation.core.config.FAISS_INDEXES``):
 
 - ``flat``: ``IndexFlatIP``, exact; the default, and what the pipeline has always built.
 - ``ivf``: ``IndexIVFFlat`` with an ``IndexFlatIP`` quantizer. Its ``nlist`` lists are k-means
@@ -30,8 +30,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rag_ablation.config import FaissConfig
-from rag_ablation.errors import lookup
+from rag_ablation.core.config import FaissConfig
+from rag_ablation.core.errors import lookup
 
 
 def _as_matrix(vectors: np.ndarray) -> np.ndarray:

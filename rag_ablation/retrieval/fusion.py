@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rag_ablation.errors import lookup
+from rag_ablation.core.errors import lookup
 
 
 def rrf(rankings: Sequence[Sequence[str]], *, k: float = 60, weights: Sequence[float] | None = None) -> list[tuple[str, float]]:

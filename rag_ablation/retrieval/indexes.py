@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_ablation.errors import UserError
-from rag_ablation.io import replaced_folder, write_json
+from rag_ablation.core.errors import UserError
+from rag_ablation.core.io import replaced_folder, write_json
 
 
 def save_dense(folder: Path, index, chunk_ids: list[str], meta: dict) -> None:
     """Write ``index.faiss`` and ``chunk_ids.json`` into ``folder``, all or nothing
-    (``rag_ablation.io.replaced_folder``: a run killed midway never leaves a folder that looks
+    (``rag_ablation.core.io.replaced_folder``: a run killed midway never leaves a folder that looks
     complete; an older ``folder`` is replaced)."""
     import faiss
 

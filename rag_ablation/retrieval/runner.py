@@ -1,13 +1,13 @@
 """Running one retrieval configuration over a question set.
 
-A config is a ``rag_ablation.config.RetrievalConfig`` (one entry of ``retrieval:`` in
+A config is a ``rag_ablation.core.config.RetrievalConfig`` (one entry of ``retrieval:`` in
 params.yaml, checked and with its defaults filled when params are read). ``query`` names a query
 transform: ``rewrite`` sends an LLM-rewritten question and ``hyde`` an LLM-written hypothetical
 passage to the first-stage retrievers (dense and BM25 alike); a reranker still scores the
 original question.
 
 Run files hold rankings only, never labels: scoring them against span labels is
-``rag_ablation.evaluation.scoring``'s job, so a label change never reruns a search.
+``rag_ablation.evaluation.scoring.scores``'s job, so a label change never reruns a search.
 
 Running a config times each step per question (query embedding, FAISS search, BM25 search,
 fusion, rerank) with ``time.perf_counter``; those times go to a leaf latency file, never into
@@ -22,16 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from rag_ablation.chunks import Chunk
-from rag_ablation.config import Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig
+from rag_ablation.data.chunks import Chunk
+from rag_ablation.core.config import Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig
 from rag_ablation.retrieval.bm25 import Scorer, open_bm25, top_k
 from rag_ablation.retrieval.embeddings import encode, load_model
 from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
 from rag_ablation.retrieval.indexes import load_dense, search_dense
 from rag_ablation.retrieval.rerank import Reranker, RerankerUnavailable, load_reranker
-from rag_ablation.text import get_tokenizer
-from rag_ablation.timing import percentiles_ms
+from rag_ablation.data.text import get_tokenizer
+from rag_ablation.support.timing import percentiles_ms
 
 STEPS = ("query_embed", "faiss_search", "bm25_search", "fusion", "rerank")
 

@@ -8,13 +8,13 @@ import os
 
 import pytest
 
-from rag_ablation.corpus import load_corpus
-from rag_ablation.datasets import squad
+from rag_ablation.data.corpus import load_corpus
+from rag_ablation.datasets import imports
 from rag_ablation.datasets.beir import NO_REFERENCE_ANSWER, import_beir
-from rag_ablation.datasets.squad import NothingImported
-from rag_ablation.errors import InvalidData, MissingInput
-from rag_ablation.evaluation.labels import relevant_chunks
-from rag_ablation.questions import check_spans, load_questions
+from rag_ablation.datasets.imports import NothingImported
+from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.evaluation.scoring.labels import relevant_chunks
+from rag_ablation.data.questions import check_spans, load_questions
 from rag_ablation.retrieval.chunking import chunk_corpus
 
 D1 = ("Vitamin D levels were measured in 400 adults. Low levels were associated with more frequent "
@@ -187,7 +187,7 @@ def test_a_failure_on_the_last_file_restores_every_output(tmp_path, monkeypatch)
         if str(b) == str(gfile):  # the questions file has already been replaced by now
             raise OSError("disk full")
         return real_replace(a, b)
-    monkeypatch.setattr(squad.os, "replace", failing_replace)
+    monkeypatch.setattr(imports.os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
         import_beir(folder, corpus, qfile, overwrite=True)
     assert {p: p.read_bytes() for p in [qfile, gfile, *corpus.rglob("*.md")]} == before

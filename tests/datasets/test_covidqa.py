@@ -14,12 +14,12 @@ from conftest import COVIDQA
 
 from rag_ablation.retrieval.bm25 import make_scorer, top_k
 
-from rag_ablation.text import regex_tokens
+from rag_ablation.data.text import regex_tokens
 from rag_ablation.retrieval.chunking import chunk_corpus
-from rag_ablation.corpus import Document
+from rag_ablation.data.corpus import Document
 from rag_ablation.datasets.covidqa import load_covidqa
-from rag_ablation.evaluation.labels import relevant_chunks
-from rag_ablation.evaluation.measures import first_relevant_rank, summarize
+from rag_ablation.evaluation.scoring.labels import relevant_chunks
+from rag_ablation.evaluation.scoring.measures import first_relevant_rank, summarize
 
 needs_covidqa = pytest.mark.skipif(not COVIDQA.is_dir(), reason=f"COVID-QA not found at {COVIDQA}")
 
@@ -79,7 +79,8 @@ def test_importer_keeps_questions_whose_first_span_is_long_enough(tmp_path):
 
 @pytest.mark.bad_input
 def test_importer_rejects_a_missing_folder_or_file_or_bad_line(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"COVID-QA folder .*nowhere does not exist: expected a folder holding corpus.jsonl and questions.jsonl"):
+    with pytest.raises(FileNotFoundError, match=r"COVID-QA folder .*nowhere does not exist: "
+                                                r"expected a folder holding corpus.jsonl and questions.jsonl"):
         load_covidqa(tmp_path / "nowhere")
     (tmp_path / "corpus.jsonl").write_text('{"doc_id": "d1", "title": "t", "text": "x"}\n', encoding="utf-8")
     with pytest.raises(FileNotFoundError, match="has no questions.jsonl"):

@@ -119,7 +119,7 @@ def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
 def test_dvc_exp_run_switches_the_whole_pipeline_to_covidqa(tmp_path):
     """The project in a fresh git + DVC repository, its params cut to the BM25 anchor config and
     committed on the handbook; `dvc exp run -S dataset=covidqa -S llm.backend=none -S
-    labels.same_doc_only=true` (the README's command) then runs every stage on COVID-QA through
+    labels.same_doc_only=true` (the command of docs/datasets.md) then runs every stage on COVID-QA through
     DVC itself, and the BM25 row equals the reference."""
     import shutil
 

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from conftest import FIXTURES, ROOT
-from rag_ablation.corpus import load_corpus
+from rag_ablation.data.corpus import load_corpus
 from rag_ablation.datasets.registry import Sources, build_dataset, write_dataset
-from rag_ablation.errors import UnknownName
-from rag_ablation.questions import QuestionError, check_spans, load_questions
+from rag_ablation.core.errors import UnknownName
+from rag_ablation.data.questions import QuestionError, check_spans, load_questions
 
 
 def run_stage(cwd, script, *args):

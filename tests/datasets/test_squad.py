@@ -7,19 +7,12 @@ import os
 
 import pytest
 
-from rag_ablation.corpus import load_corpus
-from rag_ablation.datasets import squad
-from rag_ablation.datasets.squad import (
-    UNANSWERABLE_ANSWER,
-    DatasetImportError,
-    NothingImported,
-    import_squad,
-    safe_file_name,
-    safe_file_names,
-    sentence_bounds,
-)
-from rag_ablation.errors import InvalidData, MissingInput, UserError
-from rag_ablation.questions import check_spans, load_questions
+from rag_ablation.data.corpus import load_corpus
+from rag_ablation.datasets import imports
+from rag_ablation.datasets.imports import DatasetImportError, NothingImported
+from rag_ablation.datasets.squad import UNANSWERABLE_ANSWER, import_squad, sentence_bounds
+from rag_ablation.core.errors import InvalidData, MissingInput, UserError
+from rag_ablation.data.questions import check_spans, load_questions
 
 CTX_A = ("Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers "
          "24 to 10 to earn their third title. It was played at Levi's Stadium.")
@@ -148,21 +141,6 @@ def test_sentence_bounds_rule():
     assert sent("He said") == 'He said "It is the U.S.'
 
 
-def test_safe_file_names():
-    assert safe_file_name("Super_Bowl_50") == "Super_Bowl_50"
-    assert safe_file_name("Beyoncé").startswith("Beyonce-")
-    assert safe_file_name("a b") != safe_file_name("a_b") == "a_b"
-    assert not safe_file_name(".hidden").startswith(".")
-    assert "/" not in safe_file_name("AC/DC")
-    assert len(safe_file_name("x" * 500)) <= squad.MAX_NAME + 9
-
-
-@pytest.mark.bad_input
-def test_case_insensitive_collision_is_refused():
-    with pytest.raises(InvalidData, match="same file name"):
-        safe_file_names(["Apple", "apple"])
-
-
 @pytest.mark.bad_input
 def test_structural_problems_are_listed_with_their_paths_and_nothing_is_written(tmp_path):
     data = squad_v2()
@@ -240,7 +218,7 @@ def test_a_failure_while_writing_leaves_the_previous_outputs(tmp_path, monkeypat
         if str(b) == str(qfile):
             raise OSError("disk full")
         return real_replace(a, b)
-    monkeypatch.setattr(squad.os, "replace", failing_replace)
+    monkeypatch.setattr(imports.os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
         import_squad(src, corpus, qfile, span="answer", overwrite=True)
     # the track was swapped in before the failure: it is put back, and nothing is left behind

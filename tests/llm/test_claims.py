@@ -33,7 +33,7 @@ CLIENT = textwrap.dedent("""
         print("started", flush=True)
         results = chat_many(llm, conversations, num_predict=8, concurrency=concurrency)
         print(json.dumps([[g.text, cached] for g, cached in results]), flush=True)
-""" % MODEL)
+""" % MODEL)  # noqa: UP031  (a code template full of braces)
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 

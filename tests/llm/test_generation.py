@@ -4,7 +4,7 @@ import pytest
 
 from rag_ablation.llm.generation import answer_questions
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
-from rag_ablation.llm.backends import LlamaCppBackend
+from rag_ablation.llm.llama_cpp import LlamaCppBackend
 from rag_ablation.llm.prompting import TemplateError, fill, format_passages, load_template
 from rag_ablation.llm.transforms import transform_queries
 

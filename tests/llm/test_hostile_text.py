@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_ablation.llm.backends import LlamaCppBackend
+from rag_ablation.llm.llama_cpp import LlamaCppBackend
 from rag_ablation.llm.prompting import fill, format_passages
 
 TEMPLATE = "Passages:\n{passages}\n\nQuestion: {question}\nAnswer:"

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from rag_ablation.errors import UnknownName
-from rag_ablation.evaluation.answer_measures import normalize_answer, token_f1
-from rag_ablation.llm.backends import LlamaCppBackend
-from rag_ablation.llm.judging import (CANARY_EXPECTED, CANARY_KINDS, Item, PairResult, build_judges, canaries,
-                                      compare_both_orders, contains_judge, f1_judge, llm_judge, padded,
-                                      pair_messages, paraphrased, parse_choice, parse_verdict)
+from rag_ablation.core.config import LlmConfig
+from rag_ablation.core.errors import UnknownName
+from rag_ablation.evaluation.scoring.answer_measures import normalize_answer, token_f1
+from rag_ablation.llm.llama_cpp import LlamaCppBackend
+from rag_ablation.llm.judging import (CANARY_EXPECTED, CANARY_KINDS, LLM_JUDGE_UNAVAILABLE, Item, PairResult,
+                                      build_judges, canaries, compare_both_orders, contains_judge, f1_judge,
+                                      judge_availability, llm_judge, padded, pair_messages, paraphrased,
+                                      parse_choice, parse_verdict)
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.prompting import load_template
 
@@ -61,7 +63,8 @@ def test_canaries_are_wrong_or_carry_exactly_the_reference():
     assert c["empty"] == "" and c["question_repeated"] == q
     long = c["padded_reference"]
     assert 2.5 * len(ref) <= len(long) <= 8 * len(ref), "about three times as long (short references pad more)"
-    assert normalize_answer(ref) in normalize_answer(long) and normalize_answer(ref) in normalize_answer(c["paraphrased_reference"])
+    assert normalize_answer(ref) in normalize_answer(long)
+    assert normalize_answer(ref) in normalize_answer(c["paraphrased_reference"])
     # the padding adds no content word of its own beyond a fixed filler vocabulary
     filler = set(normalize_answer(padded("zz " * 100)).split()) - {"zz"}  # every filler sentence
     assert set(normalize_answer(long).split()) <= set(normalize_answer(ref).split()) | filler
@@ -99,3 +102,30 @@ def test_both_orders_reach_the_real_model_and_the_cache(tmp_path):
     grading = load_template(ROOT / "prompts", "judge_reference", needs=["question", "reference", "answer"])
     out = llm_judge(llm, grading, num_predict=8)([Item(pairs[0][0], "At 02:30 UTC.", "The passages don't say.")])
     assert out[0].verdict is parse_verdict(out[0].detail)
+
+
+def test_judge_availability_with_an_llm_runs_every_judge():
+    available = judge_availability(judges=("llm", "token_f1", "contains"), judge_llm=LlmConfig())
+    assert available.runnable == ["llm", "token_f1", "contains"] and available.uses_llm
+    assert available.statuses() == {n: {"status": "ok", "reason": None} for n in ("llm", "token_f1", "contains")}
+    assert list(available.statuses()) == ["llm", "token_f1", "contains"]
+
+
+def test_judge_availability_without_an_llm_keeps_the_judge_free_judges():
+    available = judge_availability(judges=("token_f1", "llm", "contains"), judge_llm=LlmConfig(backend="none"))
+    assert available.runnable == ["token_f1", "contains"] and not available.uses_llm
+    statuses = available.statuses()
+    assert list(statuses) == ["token_f1", "llm", "contains"]
+    assert statuses["llm"] == {"status": "unavailable",
+                               "reason": "the llm judge needs an LLM, and its backend is none"} \
+        == {"status": "unavailable", "reason": LLM_JUDGE_UNAVAILABLE}
+    assert statuses["token_f1"] == statuses["contains"] == {"status": "ok", "reason": None}
+    statuses["token_f1"]["threshold"] = 0.5  # each call gives new records for the stage to extend
+    assert "threshold" not in available.statuses()["token_f1"]
+
+
+def test_judge_availability_without_the_llm_judge_needs_no_llm():
+    for cfg in (LlmConfig(), LlmConfig(backend="none")):
+        available = judge_availability(judges=["contains"], judge_llm=cfg)
+        assert available.runnable == ["contains"] and not available.uses_llm
+        assert available.statuses() == {"contains": {"status": "ok", "reason": None}}

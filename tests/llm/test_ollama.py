@@ -13,7 +13,9 @@ import time
 
 import pytest
 
-from rag_ablation.llm.backends import LLMUnavailable, OllamaBackend, make_backend
+from rag_ablation.llm.base import LLMUnavailable
+from rag_ablation.llm.ollama import OllamaBackend
+from rag_ablation.llm.registry import make_backend
 
 from ollama_stub import DIGEST, MODEL, REPLY, StandIn, stand_in  # noqa: F401  (stand_in is a fixture)
 

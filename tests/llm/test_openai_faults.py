@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from rag_ablation.llm.backends import Generation, LLMUnavailable
+from rag_ablation.llm.base import Generation, LLMUnavailable
 from rag_ablation.llm.concurrent import chat_many, check_concurrency
 from rag_ablation.llm.openai_compat import HTTPStatus, OpenAICompatBackend, api_key_from_env
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache

@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rag_ablation.llm.backends import LLMUnavailable, LlamaCppBackend, default_gguf_path
+from rag_ablation.llm.base import LLMUnavailable
+from rag_ablation.llm.llama_cpp import LlamaCppBackend, default_gguf_path
 from rag_ablation.llm.concurrent import chat_many
 from rag_ablation.llm.openai_compat import OpenAICompatBackend
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_ablation.io import default_cache_dir
+from rag_ablation.core.io import default_cache_dir
 
 from conftest import ROOT
 from rag_ablation.llm.prompt_cache import (
@@ -20,7 +20,8 @@ from rag_ablation.llm.prompt_cache import (
     cache_key,
     default_cache_path,
 )
-from rag_ablation.llm.backends import Generation, LlamaCppBackend
+from rag_ablation.llm.base import Generation
+from rag_ablation.llm.llama_cpp import LlamaCppBackend
 
 IDENTITY = {"backend": "llama_cpp", "model": "m.gguf", "digest": "a" * 64}
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"}]
@@ -84,7 +85,7 @@ def test_default_cache_dir_is_the_repository_being_run(monkeypatch: pytest.Monke
         monkeypatch.chdir(c / "stages")
         assert default_cache_dir() == c.resolve() / ".cache"
     env = {k: v for k, v in os.environ.items() if k != "RAG_ABLATION_CACHE"}
-    out = subprocess.run([sys.executable, "-c", "from rag_ablation.io import default_cache_dir; print(default_cache_dir())"],
+    out = subprocess.run([sys.executable, "-c", "from rag_ablation.core.io import default_cache_dir; print(default_cache_dir())"],
                          cwd=clones[1], env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert Path(out) == clones[1].resolve() / ".cache" and not str(out).startswith(str(ROOT))
     monkeypatch.setenv("RAG_ABLATION_CACHE", str(tmp_path / "c"))
@@ -138,7 +139,7 @@ CHILD = textwrap.dedent(
     """
     import sys, time
     from rag_ablation.llm.prompt_cache import PromptCache
-    from rag_ablation.llm.backends import Generation
+    from rag_ablation.llm.base import Generation
 
     cache = PromptCache(sys.argv[1])
     deadline = time.monotonic() + 60  # stops by itself if never killed

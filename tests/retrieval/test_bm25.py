@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_ablation.text import get_tokenizer, regex_tokens
+from rag_ablation.data.text import get_tokenizer, regex_tokens
 
 from rag_ablation.retrieval.bm25 import make_scorer, top_k
 
@@ -97,7 +97,7 @@ def test_a_bm25s_index_of_other_params_or_none_is_refused(tmp_path):
 
 
 def _cfg(**kw):
-    from rag_ablation.config import Bm25Config
+    from rag_ablation.core.config import Bm25Config
 
     return Bm25Config(**kw)
 
@@ -148,7 +148,7 @@ def test_an_index_folder_of_the_other_mmap_setting_says_to_rerun_the_stage(tmp_p
 
 @pytest.mark.bad_input
 def test_a_bm25_config_made_in_code_is_checked_as_params_are():
-    from rag_ablation.config import ConfigError
+    from rag_ablation.core.config import ConfigError
 
     with pytest.raises(ConfigError, match="bm25.mmap: true needs impl bm25s"):
         _cfg(mmap=True)  # rank_bm25 by default: mmap would silently serve bm25s scores

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_ablation.errors import UnknownName
+from rag_ablation.core.errors import UnknownName
 
 from rag_ablation.retrieval.chunking import (
     Chunk,
@@ -65,7 +65,7 @@ def test_char_regions_prefer_paragraph_boundaries():
 def test_overlap_repeats_the_tail_of_the_previous_chunk():
     text = " ".join(f"w{i:02d}" for i in range(40))  # 4-char words, 159 chars
     regions = char_regions(text, 0, len(text), size=40, overlap=12)
-    for (s1, e1), (s2, _) in zip(regions, regions[1:]):
+    for (_, e1), (s2, _) in zip(regions, regions[1:]):
         assert s2 < e1, "consecutive chunks should overlap"
         assert e1 - s2 <= 12
 

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from rag_ablation.config import ConfigError, FaissConfig
+from rag_ablation.core.config import ConfigError, FaissConfig
 from rag_ablation.retrieval.faiss_index import (
     build_flat_ip,
     build_index,

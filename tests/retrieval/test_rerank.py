@@ -32,9 +32,9 @@ def test_placeholder_runs_for_plumbing_only():
 
 
 def test_a_placeholder_config_is_marked_and_reports_no_numbers(tmp_path):
-    from rag_ablation.text import regex_tokens
+    from rag_ablation.data.text import regex_tokens
     from rag_ablation.retrieval.chunking import chunk_document
-    from rag_ablation.config import Bm25Config, EmbeddingConfig, RetrievalConfig
+    from rag_ablation.core.config import Bm25Config, EmbeddingConfig, RetrievalConfig
     from rag_ablation.retrieval.bm25 import save_bm25
     from rag_ablation.retrieval.runner import open_retrievers, retrieve_one
 

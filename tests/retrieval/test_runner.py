@@ -7,9 +7,9 @@ from conftest import Q
 
 from rag_ablation.retrieval.bm25 import make_scorer
 
-from rag_ablation.text import regex_tokens
+from rag_ablation.data.text import regex_tokens
 from rag_ablation.retrieval.faiss_index import build_flat_ip
-from rag_ablation.config import RetrievalConfig
+from rag_ablation.core.config import RetrievalConfig
 from rag_ablation.retrieval.runner import Retrievers, retrieve_one, run_config
 
 

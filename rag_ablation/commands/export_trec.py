@@ -1,0 +1,141 @@
+"""`rag-ablation export-trec`: a config's stored ranking as a TREC run file, its labels as TREC qrels.
+
+For trec_eval, ``ir_measures``, ranx and other TREC tools. ``--run`` is a retrieve stage output
+(``data/build/runs/<config>.json``), ``--labels`` the labels stage output of the chunking that
+run uses (``data/build/labels/<chunking>.json``; the run names its chunking in
+``config.chunking``, and the labels file is named after its chunking, the only place that name
+is kept). A labels file of another chunking is an error naming both: chunk ids such as
+``doc.md#3`` exist in every chunking but mean other text, so the files would score silently wrong.
+
+- Run file (``rag_ablation.evaluation.scoring.trec.run_lines``): ``qid Q0 docno rank score tag``, one line
+  per ranked chunk of every question of the run (unanswerable ones included: TREC tools ignore
+  queries without qrels), tagged ``--tag`` (default: the config's name). ``--order stored``
+  (default) keeps the stored order, the one the project scores; ``--order score`` re-sorts by
+  score. Written scores strictly decrease down each ranking, so every TREC reader sees the rank
+  column's order (see ``rag_ablation.evaluation.scoring.trec``).
+- Qrels file (``qrels_lines``): ``qid 0 docno 1`` per relevant chunk, questions in run order.
+  Answerable questions with no relevant chunk get no line: TREC tools leave them out of their
+  means, while the project counts them as misses (the count is printed).
+
+The run and the labels must hold the same answerable questions; otherwise one of them is stale
+and the error says which ids differ. Both files are checked before either is written, and each is
+written atomically. A missing or malformed input, or a mismatch, is one ``error:`` line, exit
+status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rag_ablation.core.errors import InvalidData, MissingInput, UserError
+from rag_ablation.evaluation.scoring.trec import ORDERS, qrels_lines, rankings_from_run, run_lines
+from rag_ablation.core.io import write_text
+
+SHOWN = 10  # ids named in a mismatch message
+
+
+def _read_json(path: Path, what: str, hint: str) -> Any:
+    if not path.is_file():
+        raise MissingInput(f"{what} {path} does not exist: {hint}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InvalidData(f"{what} {path} is not valid JSON ({e}); {hint}") from None
+
+
+def read_run(path: Path) -> tuple[str, str, dict[str, list[dict]], set[str]]:
+    """(config name, chunking, question id -> stored ranking, answerable ids) of a run file."""
+    run = _read_json(path, "run file", "expected a retrieve stage output, data/build/runs/<config>.json, which "
+                                       "`dvc repro retrieve@<config>` (or `dvc pull`) writes")
+    config = run.get("config") if isinstance(run, dict) else None
+    if not isinstance(config, dict) or not isinstance(config.get("chunking"), str):
+        raise InvalidData(f"run file {path} is not a retrieve stage output: expected an object whose 'config' "
+                          f"names its 'chunking'; pass data/build/runs/<config>.json")
+    try:
+        rankings = rankings_from_run(run)
+        answerable = {q["id"] for q in run["questions"] if q.get("answerable", True)}
+    except InvalidData as e:
+        raise InvalidData(f"run file {path}: {e}") from None
+    except (KeyError, TypeError, AttributeError) as e:
+        raise InvalidData(f"run file {path}: malformed 'questions' ({type(e).__name__}: {e}); expected a list of "
+                          f"{{'id', 'answerable', 'ranking': [{{'chunk', 'score'}}]}}; rerun "
+                          f"`dvc repro retrieve@{path.stem}`") from None
+    return str(config.get("name") or path.stem), config["chunking"], rankings, answerable
+
+
+def read_labels(path: Path) -> dict[str, list[str]]:
+    """Question id -> relevant chunk ids of a labels file (``{"relevant": {...}}``)."""
+    labels = _read_json(path, "labels file", "expected a labels stage output, data/build/labels/<chunking>.json, "
+                                             "which `dvc repro labels@<chunking>` (or `dvc pull`) writes")
+    relevant = labels.get("relevant") if isinstance(labels, dict) else None
+    if not isinstance(relevant, dict) or not all(isinstance(v, list) for v in relevant.values()):
+        raise InvalidData(f"labels file {path} is not a labels stage output: expected an object whose 'relevant' "
+                          f"maps each question id to a list of chunk ids")
+    return relevant
+
+
+def _ids(ids: set[str]) -> str:
+    shown = sorted(ids)[:SHOWN]
+    return ", ".join(shown) + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+
+
+def check_match(run_path: Path, labels_path: Path, config: str, chunking: str, answerable: set[str],
+                relevant: Mapping[str, list[str]]) -> None:
+    """The labels file is the run's chunking's (by its name) and holds the run's answerable questions."""
+    if labels_path.stem != chunking:
+        raise UserError(f"labels file {labels_path} is for chunking {labels_path.stem!r} (labels@CHUNKING writes "
+                        f"CHUNKING.json) but run {config!r} ({run_path}) uses chunking {chunking!r}; pass "
+                        f"{labels_path.with_name(f'{chunking}.json')}")
+    only_run, only_labels = answerable - set(relevant), set(relevant) - answerable
+    if only_run or only_labels:
+        parts = []
+        if only_run:
+            parts.append(f"{len(only_run)} answerable question(s) of the run have no labels ({_ids(only_run)})")
+        if only_labels:
+            parts.append(f"{len(only_labels)} labelled question(s) are not answerable questions of the run "
+                         f"({_ids(only_labels)})")
+        raise UserError(f"run {run_path} and labels {labels_path} disagree on the questions: {'; '.join(parts)}. "
+                        f"One of them is stale: run `dvc repro retrieve@{config} labels@{chunking}`")
+
+
+def build_parser(prog: str = "rag-ablation export-trec") -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", type=Path, required=True, metavar="FILE",
+                    help="retrieve stage output, data/build/runs/<config>.json")
+    ap.add_argument("--labels", type=Path, required=True, metavar="FILE",
+                    help="labels stage output of the run's chunking, data/build/labels/<chunking>.json")
+    ap.add_argument("--out-run", type=Path, required=True, metavar="FILE", help="TREC run file to write")
+    ap.add_argument("--out-qrels", type=Path, required=True, metavar="FILE", help="TREC qrels file to write")
+    ap.add_argument("--tag", metavar="NAME", default=None, help="run tag, the 6th column (default: the config name)")
+    ap.add_argument("--order", choices=ORDERS, default="stored",
+                    help="'stored' (default): the stored ranking, which the project scores; 'score': re-sorted by "
+                         "score, then chunk id")
+    return ap
+
+
+def run(args: argparse.Namespace) -> None:
+    if args.out_run.resolve() == args.out_qrels.resolve():
+        raise UserError(f"--out-run and --out-qrels are the same file ({args.out_run}); give two paths")
+    for out in (args.out_run, args.out_qrels):
+        if out.resolve() in (args.run.resolve(), args.labels.resolve()):
+            raise UserError(f"output {out} is an input file; write the TREC files elsewhere")
+    config, chunking, rankings, answerable = read_run(args.run)
+    relevant = read_labels(args.labels)
+    check_match(args.run, args.labels, config, chunking, answerable, relevant)
+    lines = run_lines(args.tag or config, rankings, order=args.order)
+    order = [q for q in rankings if q in relevant]
+    qrels = qrels_lines({q: relevant[q] for q in order})
+    write_text(args.out_run, "".join(line + "\n" for line in lines))
+    write_text(args.out_qrels, "".join(line + "\n" for line in qrels))
+    unlabelled = sorted(q for q in order if not relevant[q])
+    print(f"wrote {len(lines):,} run line(s) for {len(rankings):,} question(s) to {args.out_run} "
+          f"and {len(qrels):,} qrels line(s) for {len(order) - len(unlabelled):,} question(s) to {args.out_qrels}",
+          file=sys.stderr)
+    if unlabelled:
+        print(f"note: {len(unlabelled)} answerable question(s) have no relevant chunk in chunking {chunking!r} "
+              f"({_ids(set(unlabelled))}): no qrels line, so TREC tools leave them out of their means while the "
+              f"project counts them as misses", file=sys.stderr)

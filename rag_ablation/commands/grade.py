@@ -1,0 +1,96 @@
+"""``rag-grade`` (also ``rag-ablation grade``): hand-grade generated answers in the terminal.
+
+usage: rag-grade [--answers DIR] [--questions FILE] [--runs DIR] [--grades FILE] [--grader NAME]
+                 [--config NAME ...] [--sample N [--seed S]] [--regrade]
+
+The screen, the keys, the grades file and which answers are shown are described in
+``rag_ablation.evaluation.judges.grader``, which runs the session (``run_session``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from rag_ablation.core import runner
+from rag_ablation.evaluation.judges.grader import run_session
+
+
+class _Parser(argparse.ArgumentParser):
+    """Also refuses what argument types cannot: ``--sample`` below 1 and an empty ``--grader``,
+    each the usual ``PROG: error:`` message and exit status 2."""
+
+    def parse_args(self, args=None, namespace=None):
+        ns = super().parse_args(args, namespace)
+        if ns.sample is not None and ns.sample < 1:
+            self.error(f"--sample must be at least 1, found {ns.sample}")
+        if not ns.grader.strip():
+            self.error("--grader must not be empty")
+        return ns
+
+
+def build_parser(prog: str = "rag-grade") -> argparse.ArgumentParser:
+    ap = _Parser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Hand-grade generated answers in the terminal, one at a time: c correct, w wrong, s skip, "
+                    "b back, n note, p passages whole, q quit. Every grade is saved at once; a rerun resumes.",
+        epilog="An answer with a grade for its current text is not shown again (unless --regrade); a grade for an "
+               "older text is stale and the answer is shown again. Grades file format: "
+               "rag_ablation/evaluation/judges/grades.py.")
+    ap.add_argument("--answers", type=Path, metavar="DIR", default=Path("data/build/answers"),
+                    help="folder of answers files, one <config>.json each (data/build/answers)")
+    ap.add_argument("--questions", type=Path, metavar="FILE", default=Path("data/build/questions.jsonl"),
+                    help="question file with the references (data/build/questions.jsonl)")
+    ap.add_argument("--runs", type=Path, metavar="DIR", default=Path("data/build/runs"),
+                    help="folder of run files with the passages' text (data/build/runs)")
+    ap.add_argument("--grades", type=Path, metavar="FILE", default=Path("data/labels/grades.jsonl"),
+                    help="grades file, read and rewritten (data/labels/grades.jsonl)")
+    ap.add_argument("--grader", metavar="NAME", default=os.environ.get("USER") or "grader",
+                    help="your name, stored with each grade ($USER, else 'grader')")
+    ap.add_argument("--config", action="append", default=[], metavar="NAME",
+                    help="grade only this config's answers (repeatable)")
+    ap.add_argument("--sample", type=int, metavar="N", help="grade a seeded sample of N answers, equal shares "
+                    "per config (default: every answer not yet graded)")
+    ap.add_argument("--seed", type=int, default=0, metavar="S", help="seed of --sample (0)")
+    ap.add_argument("--regrade", action="store_true", help="show answers that already have a current grade too")
+    return ap
+
+
+def _session(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    return run_session(answers=args.answers, questions=args.questions, runs=args.runs, grades=args.grades,
+                       grader=args.grader, configs=args.config, sample=args.sample, seed=args.seed,
+                       regrade=args.regrade, stdin=stdin, stdout=stdout)
+
+
+def grade_main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None,
+               stdout: TextIO | None = None) -> int:
+    """Parse ``argv``, read the inputs, run the session; returns the exit status (0, or 130
+    after Ctrl-C)."""
+    return _session(build_parser().parse_args(argv), stdin=stdin, stdout=stdout)
+
+
+def run(args: argparse.Namespace) -> None:
+    """``rag-ablation grade``: the session; exit status 130 after Ctrl-C."""
+    status = _session(args)
+    if status:
+        raise SystemExit(status)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point (``rag-grade``): a ``UserError`` is one line and exit status 2."""
+    status = 0
+
+    def go() -> None:
+        nonlocal status
+        status = grade_main(argv)
+
+    runner.run(go, cost=False)
+    if status:
+        sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""`rag-ablation import FORMAT ...`: import a public data set as a corpus track and a question file.
+
+Formats (``FORMATS``, one sub-command each, ``rag-ablation import FORMAT --help``):
+
+- ``squad FILE``: a SQuAD v1.1/v2.0 JSON file (``rag_ablation.datasets.squad.import_squad``);
+- ``beir FOLDER``: a BEIR folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv
+  (``rag_ablation.datasets.beir.import_beir``).
+
+Documents go to ``<--corpus>/<track>/``, questions to ``--questions`` (JSON lines, the
+``questions`` stage's format), all or nothing: an error leaves the previous outputs untouched,
+and existing outputs are replaced only with ``--overwrite``. The report of what was read,
+written, dropped and adjusted (counts per reason, with example ids) is printed to stderr, and
+written as JSON to ``--report`` when given. Bad input is an ``error:`` message and exit status 2:
+one line for a missing file or an existing output, one line per problem for a malformed file,
+and the report for an import left with no question.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_ablation.datasets.beir import import_beir
+from rag_ablation.datasets.imports import ImportReport
+from rag_ablation.datasets.squad import SPAN_MODES, TRACK, import_squad
+from rag_ablation.core.errors import UserError, lookup
+from rag_ablation.core.io import write_json
+from rag_ablation.data.questions import MIN_SPAN_CHARS
+
+
+@dataclass(frozen=True)
+class Format:
+    """One importable format: its one-line help, its own arguments, and the import itself
+    (``args`` -> ``ImportReport``)."""
+
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], ImportReport]
+
+
+# ----------------------------------------------------------------------------- SQuAD
+
+
+def _squad_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("file", metavar="FILE", type=Path, help="SQuAD v1.1/v2.0 JSON file (e.g. dev-v2.0.json)")
+    ap.add_argument("--span", choices=SPAN_MODES, default="answer",
+                    help="a question's span: the first answer's text ('answer', default; most are shorter than the "
+                         f"{MIN_SPAN_CHARS}-character minimum and dropped) or the sentence(s) holding it "
+                         "('sentence', keeps nearly all)")
+    ap.add_argument("--track", metavar="NAME", default=TRACK, help=f"corpus track (folder) name ({TRACK})")
+    ap.add_argument("--min-span", metavar="N", type=int, default=MIN_SPAN_CHARS,
+                    help=f"drop questions whose span has fewer than N characters (default and least: "
+                         f"{MIN_SPAN_CHARS}, the question format's minimum)")
+
+
+def _squad_run(args: argparse.Namespace) -> ImportReport:
+    if args.min_span < MIN_SPAN_CHARS:
+        raise UserError(f"--min-span {args.min_span} is below the question format's minimum of {MIN_SPAN_CHARS} "
+                        f"characters: the `questions` stage would reject the shorter spans; pass "
+                        f"{MIN_SPAN_CHARS} or more")
+    return import_squad(args.file, args.corpus, args.questions, span=args.span, track=args.track,
+                        min_span=args.min_span, overwrite=args.overwrite)
+
+
+# ------------------------------------------------------------------------------ BEIR
+
+
+def _beir_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("folder", metavar="FOLDER", type=Path,
+                    help="BEIR folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
+    ap.add_argument("--split", default="test", help="qrels split to import, qrels/<split>.tsv (test)")
+    ap.add_argument("--track", metavar="NAME", default=None, help="corpus track (folder) name (the folder's name)")
+    ap.add_argument("--gold", metavar="FILE", type=Path, default=None,
+                    help="gold-documents file, every judged document per question (default: beside the questions, "
+                         "<stem>.gold.jsonl)")
+    ap.add_argument("--keep-identical-ids", action="store_true",
+                    help="keep qrels rows judging a query against the document with its own id (BEIR's evaluation "
+                         "ignores them, and so does the import by default)")
+
+
+def _beir_run(args: argparse.Namespace) -> ImportReport:
+    return import_beir(args.folder, args.corpus, args.questions, split=args.split, track=args.track,
+                       out_gold_path=args.gold, ignore_identical_ids=not args.keep_identical_ids,
+                       overwrite=args.overwrite)
+
+
+FORMATS: dict[str, Format] = {
+    "squad": Format("a SQuAD v1.1/v2.0 JSON file: one document per article, one question per SQuAD question "
+                    "(v2.0's impossible ones as unanswerable)", _squad_arguments, _squad_run),
+    "beir": Format("a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): one document per corpus "
+                   "entry, one question per judged query", _beir_arguments, _beir_run),
+}
+
+
+# ----------------------------------------------------------------------------- command
+
+
+def _common_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--corpus", metavar="DIR", type=Path, required=True,
+                    help="corpus folder; documents go to DIR/<track>/ (e.g. data/corpus)")
+    ap.add_argument("--questions", metavar="FILE", type=Path, required=True,
+                    help="question file to write, JSON lines (e.g. data/questions/squad.jsonl)")
+    ap.add_argument("--overwrite", action="store_true",
+                    help="replace an existing track folder and output files (default: refuse)")
+    ap.add_argument("--report", metavar="FILE", type=Path, default=None,
+                    help="also write the import report (counts per reason, example ids) as JSON here")
+
+
+def build_parser(prog: str = "rag-ablation import") -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="format", metavar="FORMAT", required=True,
+                            help="one of: " + ", ".join(FORMATS))
+    for name, fmt in FORMATS.items():
+        p = sub.add_parser(name, help=fmt.help, description=f"Import {fmt.help}.")
+        fmt.add_arguments(p)
+        _common_arguments(p)
+    return ap
+
+
+def run(args: argparse.Namespace) -> None:
+    fmt = lookup(FORMATS, args.format, "import format")
+    report = fmt.run(args)
+    print(report.summary(), file=sys.stderr)
+    if args.report is not None:
+        write_json(args.report, report.to_json())
+        print(f"report written to {args.report}", file=sys.stderr)

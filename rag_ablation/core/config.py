@@ -1,0 +1,883 @@
+"""params.yaml, read once and checked: one frozen dataclass per block.
+
+Every stage reads its parameters only through ``load_config`` (or ``Params.from_params`` for a
+dict already in memory). Each block's ``from_params`` fills the defaults (written here and
+nowhere else, each once: a dataclass field default, read back with ``field_defaults``, or a
+named constant below where a field cannot hold it), rejects unknown keys, wrong types and keys
+that do not apply to the chosen method, and names the full key path in its message::
+
+    retrieval.hybrid.rrf_k: expected a positive number, got -1
+
+A key set to null means "use the default" where the key has one. Every problem raises
+``ConfigError`` (a ``UserError``: one line, exit 2).
+
+Names that select code (a chunking method, a fusion, a tokenizer, an LLM backend...) are checked
+here against the tuples below, so a typo fails when params are read rather than at the first
+question; ``tests/core/test_config.py`` keeps these tuples equal to the registries that dispatch them.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rag_ablation.core.errors import UserError
+
+CONFIG_NAME = re.compile(r"^[a-z0-9_]+$")
+
+DATASETS = ("covidqa", "handbook")  # rag_ablation.datasets.registry.DATASETS
+CHUNKING_METHODS = ("chars", "fixed", "sentences")
+DEFAULT_CHUNKING_METHOD = "chars"  # not a field default: ChunkingConfig.size and .overlap, after it, have none
+CHAR_OVERLAP_METHODS = ("chars", "fixed")  # chunking methods whose overlap is in characters
+RETRIEVAL_METHODS = ("dense", "bm25", "hybrid")
+FUSIONS = ("append", "rrf")
+# hybrid configs only (RetrievalConfig's fields stay None where they do not apply)
+DEFAULT_FUSION = "rrf"
+DEFAULT_RRF_K = 60.0  # with fusion rrf
+DEFAULT_TIES = "dense"  # with fusion rrf
+TOKENIZERS = ("regex", "whitespace")
+BM25_IMPLS = ("bm25s", "rank_bm25")
+FAISS_INDEXES = ("flat", "hnsw", "ivf")  # rag_ablation.retrieval.faiss_index.BUILDERS
+# the query transform kind that searches with the question as written; also the name of the one
+# transform of the default query_transforms block, and so the default retrieval query
+NO_TRANSFORM = "none"
+TRANSFORM_KINDS = ("hyde", NO_TRANSFORM, "rewrite")
+NO_LLM = "none"  # the switch that runs everything needing no LLM and marks the rest unavailable
+LLM_BACKENDS = ("llama_cpp", "ollama", "openai", NO_LLM)
+# llm keys that apply to some backends only (the rest apply to all; threads and threads_batch are
+# for llama_cpp but stay accepted with the others, so `-S llm.backend=...` works on shipped params)
+LLM_KEY_BACKENDS = {"host": ("ollama",), "base_urls": ("openai",), "api_key_env": ("openai",),
+                    "concurrency": ("ollama", "openai"), "timeout": ("ollama", "openai"),
+                    "retries": ("ollama", "openai")}
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_REFUSAL_PHRASES = (
+    "does not say", "doesn't say", "do not say", "don't say", "not mentioned", "no information",
+    "cannot answer", "can't answer", "not provided", "i don't know",
+)
+
+
+class ConfigError(UserError, ValueError):
+    """params.yaml is missing, unparsable, or has a key that is unknown, missing or wrong."""
+
+
+# --- reading the file -----------------------------------------------------------------------
+
+
+def load_params(path: Path | str = Path("params.yaml")) -> dict[str, Any]:
+    """The whole params file, parsed with ``yaml.safe_load`` (no arbitrary objects). A YAML
+    syntax error names the line and column."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found: run the command from the repository root") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(f"{path} is not valid YAML{where}: {problem}; fix the syntax there") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a mapping of keys, found {type(data).__name__}")
+    return data
+
+
+def load_config(path: Path | str = Path("params.yaml")) -> Params:
+    """``Params.from_params(load_params(path))``."""
+    return Params.from_params(load_params(path))
+
+
+# --- checks: each takes (value, key path) and returns the value converted ------------------
+
+Check = Callable[[Any, str], Any]
+
+
+def _fail(where: str, expected: str, value: Any) -> ConfigError:
+    return ConfigError(f"{where}: expected {expected}, got {value!r}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def positive_int(v: Any, where: str) -> int:
+    if not _is_int(v) or v < 1:
+        raise _fail(where, "a positive integer", v)
+    return int(v)
+
+
+def non_negative_int(v: Any, where: str) -> int:
+    if not _is_int(v) or v < 0:
+        raise _fail(where, "an integer >= 0", v)
+    return int(v)
+
+
+def integer(v: Any, where: str) -> int:
+    if not _is_int(v):
+        raise _fail(where, "an integer", v)
+    return int(v)
+
+
+def positive_number(v: Any, where: str) -> float:
+    if not _is_number(v) or v <= 0:
+        raise _fail(where, "a positive number", v)
+    return float(v)
+
+
+def non_negative_number(v: Any, where: str) -> float:
+    if not _is_number(v) or v < 0:
+        raise _fail(where, "a number >= 0", v)
+    return float(v)
+
+
+def unit_number(v: Any, where: str) -> float:
+    if not _is_number(v) or not 0 <= v <= 1:
+        raise _fail(where, "a number from 0 to 1 (inclusive)", v)
+    return float(v)
+
+
+def boolean(v: Any, where: str) -> bool:
+    if not isinstance(v, bool):
+        raise _fail(where, "true or false", v)
+    return v
+
+
+def text(v: Any, where: str) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise _fail(where, "a non-empty string", v)
+    return v
+
+
+def one_of(*names: str) -> Check:
+    def check(v: Any, where: str) -> str:
+        if v not in names:
+            raise _fail(where, f"one of {', '.join(names)}", v)
+        return str(v)
+
+    return check
+
+
+def text_list(v: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
+        raise _fail(where, "a list of non-empty strings", v)
+    return tuple(v)
+
+
+def _mapping(spec: Any, where: str) -> Mapping[str, Any]:
+    if spec is None:
+        return {}
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of keys, got {spec!r}")
+    return spec
+
+
+def field_defaults(cls: type) -> dict[str, Any]:
+    """The defaults written on the dataclass ``cls``'s fields, key -> value (a fresh value for a
+    ``default_factory``); a field without one is absent. Every block's ``from_params`` takes its
+    defaults from here, so each is written once, on its field."""
+    out: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.default is not MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+def read_block(
+    spec: Any,
+    where: str,
+    schema: Mapping[str, Check],
+    *,
+    defaults: Mapping[str, Any],
+    allowed: set[str] | None = None,
+) -> dict[str, Any]:
+    """Check one params block against ``schema`` (key -> check). A key absent or null takes
+    its default; a key with no default is required. ``allowed`` (default: every schema key)
+    is the set of keys that apply here; another schema key that is set raises, naming the key
+    and why (the caller puts the reason in ``where``-independent text)."""
+    spec = _mapping(spec, where)
+    unknown = sorted(set(spec) - set(schema))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(map(str, unknown))}; expected some of {', '.join(schema)}"
+        )
+    out: dict[str, Any] = {}
+    for key, check in schema.items():
+        value = spec.get(key)
+        if value is None:
+            if key not in defaults:
+                raise ConfigError(f"{where}.{key}: missing; it is required (expected {_describe(check)})")
+            out[key] = defaults[key]
+            continue
+        if allowed is not None and key not in allowed:
+            raise ConfigError(f"{where}.{key}: does not apply here; remove it")
+        out[key] = check(value, f"{where}.{key}")
+    return out
+
+
+def _describe(check: Check) -> str:
+    try:
+        check(object(), "")
+    except ConfigError as e:
+        return str(e).split("expected ", 1)[1].rsplit(", got", 1)[0]
+    return "a value"  # pragma: no cover
+
+
+def check_names(section: Mapping[str, Any], where: str) -> None:
+    """Config names must match ``[a-z0-9_]+``: a dot breaks DVC's params paths, a ``+`` or
+    ``-`` breaks ``dvc exp run -S``."""
+    bad = [k for k in section if not isinstance(k, str) or not CONFIG_NAME.match(k)]
+    if bad:
+        raise ConfigError(
+            f"{where}: name(s) {', '.join(map(repr, bad))}; use only lowercase letters, digits and underscores"
+        )
+
+
+def _named(spec: Any, where: str) -> Mapping[str, Any]:
+    section = _mapping(spec, where)
+    check_names(section, where)
+    return section
+
+
+# --- the blocks -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    """``chunkings.<name>``: ``method`` chars (recursive character splitting with ``overlap``
+    characters), fixed (plain ``size``-character windows starting every ``size - overlap``
+    characters, cut mid-word) or sentences (pysbd sentences with ``overlap_sentences``); ``size``
+    and ``overlap`` null take ``chunk_size`` / ``chunk_overlap``; ``overlap < size``."""
+
+    name: str
+    method: str
+    size: int
+    overlap: int
+    overlap_sentences: int = 0
+    heading_line: bool = False
+    table_headers: bool = False
+
+    SCHEMA = {"method": one_of(*CHUNKING_METHODS), "size": positive_int, "overlap": non_negative_int,
+              "overlap_sentences": non_negative_int, "heading_line": boolean, "table_headers": boolean}
+
+    @classmethod
+    def from_params(cls, name: str, spec: Any, *, base_size: int, base_overlap: int) -> ChunkingConfig:
+        where = f"chunkings.{name}"
+        method = _mapping(spec, where).get("method") or DEFAULT_CHUNKING_METHOD
+        chars = method in CHAR_OVERLAP_METHODS
+        allowed = set(cls.SCHEMA) - ({"overlap_sentences"} if chars else {"overlap"})
+        v = read_block(spec, where, cls.SCHEMA, allowed=allowed, defaults={
+            **field_defaults(cls), "method": DEFAULT_CHUNKING_METHOD, "size": base_size,
+            "overlap": base_overlap if chars else 0})
+        if v["overlap"] >= v["size"]:
+            raise ConfigError(f"{where}.overlap: expected fewer characters than the size ({v['size']}), "
+                              f"got {v['overlap']}; lower the overlap or raise the size")
+        return cls(name=name, **v)
+
+
+@dataclass(frozen=True)
+class LabelsConfig:
+    """``labels``: the span rule and the checks on spans.
+
+    ``window``: a chunk is relevant if it contains the span or any ``window``-character piece of
+    it. ``same_doc_only``: match only in the gold document (the question's ``doc``); chunks of any
+    other document are never relevant (the COVID-QA protocol needs it: its short, common spans
+    recur across papers). ``min_span``: the questions stage rejects a span shorter than this many
+    characters (whitespace normalized), naming each question, since a short span ("3", "fever")
+    matches unrelated chunks. ``max_relevant``: the labels stage flags (in its metrics file, and on
+    stderr) every question with more than this many relevant chunks in a chunking, since a
+    common span makes a hit easy and inflates recall."""
+
+    window: int = 30
+    same_doc_only: bool = False
+    min_span: int = 20
+    max_relevant: int = 10
+
+    @classmethod
+    def from_params(cls, spec: Any) -> LabelsConfig:
+        return cls(**read_block(spec, "labels", {"window": positive_int, "same_doc_only": boolean,
+                                                 "min_span": positive_int, "max_relevant": positive_int},
+                                defaults=field_defaults(cls)))
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """``embedding``: the sentence-transformers model, batch size, torch/FAISS threads."""
+
+    model: str = DEFAULT_EMBEDDING_MODEL
+    batch_size: int = 32
+    threads: int = 1
+
+    @classmethod
+    def from_params(cls, spec: Any) -> EmbeddingConfig:
+        return cls(**read_block(spec, "embedding", {"model": text, "batch_size": positive_int,
+                                                    "threads": positive_int}, defaults=field_defaults(cls)))
+
+
+@dataclass(frozen=True)
+class Bm25Config:
+    """``bm25``: tokenizer, implementation and BM25Okapi's k1, b and idf floor ``epsilon``.
+
+    ``mmap`` (default false; impl ``bm25s`` only): the bm25 stage stores bm25s' score matrix
+    instead of the tokens and retrieval opens it memory-mapped, so a query reads only its own
+    terms' columns from disk and the corpus never has to fit in RAM (scores unchanged)."""
+
+    tokenizer: str = "regex"
+    impl: str = "rank_bm25"
+    k1: float = 1.5
+    b: float = 0.75
+    epsilon: float = 0.25
+    mmap: bool = False
+
+    def __post_init__(self) -> None:  # checked however the config is made, not only from params
+        if self.impl == "bm25s" and self.epsilon != 0:
+            raise ConfigError(f"bm25.epsilon: expected 0 with impl bm25s (it floors negative idf at 0), "
+                              f"got {self.epsilon}; set bm25.epsilon to 0 or use impl rank_bm25")
+        if self.mmap and self.impl != "bm25s":
+            raise ConfigError(f"bm25.mmap: true needs impl bm25s (only bm25s stores a score matrix to map), "
+                              f"got impl {self.impl}; set bm25.impl to bm25s and bm25.epsilon to 0, "
+                              "or bm25.mmap to false")
+
+    def scoring(self) -> dict[str, Any]:
+        """The settings that decide scores, as run files record them: all but ``mmap``, which
+        only changes how the index is stored, so flipping it leaves run files byte-identical."""
+        return {k: v for k, v in asdict(self).items() if k != "mmap"}
+
+    @classmethod
+    def from_params(cls, spec: Any) -> Bm25Config:
+        return cls(**read_block(spec, "bm25", {"tokenizer": one_of(*TOKENIZERS), "impl": one_of(*BM25_IMPLS),
+                                               "k1": non_negative_number, "b": unit_number,
+                                               "epsilon": non_negative_number, "mmap": boolean},
+                                defaults=field_defaults(cls)))
+
+
+@dataclass(frozen=True)
+class FaissConfig:
+    """``faiss``: the dense index type (``rag_ablation.retrieval.faiss_index``) and its settings.
+
+    ``index``: ``flat`` (exact ``IndexFlatIP``, the default), ``ivf`` (``IndexIVFFlat``, inner
+    product: ``nlist`` k-means lists trained with ``seed``, ``nprobe`` of them searched) or
+    ``hnsw`` (``IndexHNSWFlat``, inner product: ``hnsw_m`` links per node, ``ef_construction``
+    candidates while building, ``ef_search`` while searching). Every key is accepted whatever
+    the index, so ``dvc exp run -S faiss.index=ivf`` works on the shipped params; each applies to
+    its own index only. Build-time keys (index, nlist, hnsw_m, ef_construction, seed) are read by
+    the dense stage; search-time keys (nprobe, ef_search) by the retrieve stage, which sets them
+    on the loaded index, so changing them never rebuilds an index. ``nprobe <= nlist``;
+    ``hnsw_m >= 2``."""
+
+    index: str = "flat"
+    nlist: int = 256
+    nprobe: int = 16
+    hnsw_m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 128
+    seed: int = 0
+
+    @classmethod
+    def from_params(cls, spec: Any) -> FaissConfig:
+        v = read_block(spec, "faiss", {"index": one_of(*FAISS_INDEXES), "nlist": positive_int,
+                                       "nprobe": positive_int, "hnsw_m": positive_int,
+                                       "ef_construction": positive_int, "ef_search": positive_int,
+                                       "seed": non_negative_int}, defaults=field_defaults(cls))
+        if v["nprobe"] > v["nlist"]:
+            raise ConfigError(f"faiss.nprobe: expected at most faiss.nlist ({v['nlist']}), got {v['nprobe']}; "
+                              f"nprobe = nlist already searches every list (exact)")
+        if v["hnsw_m"] < 2:
+            raise ConfigError(f"faiss.hnsw_m: expected an integer >= 2 (links per HNSW node), got {v['hnsw_m']}; "
+                              f"use 16 to 64")
+        return cls(**v)
+
+
+@dataclass(frozen=True)
+class RerankConfig:
+    """``retrieval.<name>.rerank``: a cross-encoder re-scores the top ``depth`` candidates.
+    ``allow_placeholder`` (tests only) lets an untrained head run for plumbing and latency."""
+
+    model: str
+    depth: int = 20
+    allow_placeholder: bool = False
+
+    @classmethod
+    def from_params(cls, spec: Any, where: str) -> RerankConfig:
+        return cls(**read_block(spec, where, {"model": text, "depth": positive_int, "allow_placeholder": boolean},
+                                defaults=field_defaults(cls)))
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """``retrieval.<name>``: one retrieval configuration (see params.yaml for the keys).
+
+    ``fusion`` applies to hybrid only; ``rrf_k``, ``weights`` and ``ties`` to hybrid with rrf
+    only; a key that does not apply is an error. ``ties`` names the retriever whose list wins an
+    RRF tie (equal fused scores: a chunk at rank r of one list only against a chunk at rank r of
+    the other): ``dense`` (the default) or ``bm25``. ``k >= 10`` (recall@10 and MRR@10 need ten
+    results) and ``depth >= k``."""
+
+    name: str
+    chunking: str
+    method: str
+    fusion: str | None = None
+    rrf_k: float | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)
+    ties: str | None = None
+    depth: int = 100
+    rerank: RerankConfig | None = None
+    k: int = 10
+    query: str = NO_TRANSFORM
+
+    @property
+    def uses_dense(self) -> bool:
+        return self.method in ("dense", "hybrid")
+
+    @property
+    def uses_bm25(self) -> bool:
+        return self.method in ("bm25", "hybrid")
+
+    @classmethod
+    def from_params(cls, name: str, spec: Any, *, chunkings: Any, transforms: Any) -> RetrievalConfig:
+        where = f"retrieval.{name}"
+        raw = _mapping(spec, where)
+        method = raw.get("method")
+        fusion = raw.get("fusion") or DEFAULT_FUSION
+        allowed = {"chunking", "method", "depth", "rerank", "k", "query"}
+        if method == "hybrid":
+            allowed |= {"fusion"} | ({"rrf_k", "weights", "ties"} if fusion == "rrf" else set())
+        schema: dict[str, Check] = {
+            "chunking": one_of(*chunkings), "method": one_of(*RETRIEVAL_METHODS), "fusion": one_of(*FUSIONS),
+            "rrf_k": positive_number, "weights": _weights, "ties": one_of("dense", "bm25"), "depth": positive_int,
+            "rerank": lambda v, w: RerankConfig.from_params(v, w), "k": positive_int,
+            "query": one_of(*transforms),
+        }
+        defaults = field_defaults(cls)
+        if defaults["query"] not in transforms:
+            defaults["query"] = None
+        try:
+            v = read_block(spec, where, schema, allowed=allowed, defaults=defaults)
+        except ConfigError as e:
+            if method in RETRIEVAL_METHODS and "does not apply" in str(e):
+                raise ConfigError(f"{e} (method {method}{', fusion ' + fusion if method == 'hybrid' else ''})") from None
+            raise
+        if method == "hybrid":
+            v["fusion"] = fusion
+            if fusion == "rrf" and v["rrf_k"] is None:
+                v["rrf_k"] = DEFAULT_RRF_K
+            if fusion == "rrf" and v["ties"] is None:
+                v["ties"] = DEFAULT_TIES
+        if v["k"] < 10:
+            raise _fail(f"{where}.k", "at least 10 (recall@10 and MRR@10 need ten results)", v["k"])
+        if v["depth"] < v["k"]:
+            raise _fail(f"{where}.depth", f"at least k ({v['k']})", v["depth"])
+        return cls(name=name, **v)
+
+    def resolved(self) -> dict[str, Any]:
+        """The config with every default filled in, as JSON (stored in the run file)."""
+        return asdict(self)
+
+
+def _weights(v: Any, where: str) -> dict[str, float]:
+    if not isinstance(v, Mapping) or not set(v) <= {"dense", "bm25"}:
+        raise _fail(where, "a mapping with keys dense and/or bm25", v)
+    return {k: non_negative_number(w, f"{where}.{k}") for k, w in sorted(v.items())}
+
+
+@dataclass(frozen=True)
+class QueryTransformConfig:
+    """``query_transforms.<name>``: ``kind`` none | rewrite | hyde; the LLM kinds need a
+    ``prompt`` (a template under prompts/) and take ``num_predict`` (token budget)."""
+
+    name: str
+    kind: str = NO_TRANSFORM
+    prompt: str | None = None
+    num_predict: int = 128
+
+    @classmethod
+    def from_params(cls, name: str, spec: Any) -> QueryTransformConfig:
+        where = f"query_transforms.{name}"
+        defaults = field_defaults(cls)
+        kind = _mapping(spec, where).get("kind") or defaults["kind"]
+        llm = kind != NO_TRANSFORM
+        if llm:  # an LLM kind needs its prompt
+            del defaults["prompt"]
+        v = read_block(spec, where, {"kind": one_of(*TRANSFORM_KINDS), "prompt": text, "num_predict": positive_int},
+                       allowed={"kind"} | ({"prompt", "num_predict"} if llm else set()), defaults=defaults)
+        return cls(name=name, **v)
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    """``llm``: backend, model, decoding settings (seed, temperature, context) and, for
+    llama_cpp, threads for decoding (``threads``) and for reading the prompt (``threads_batch``).
+    ``model`` null means the packaged SmolLM2 for llama_cpp and is required for ollama and
+    openai; ``host`` applies to ollama only; ``base_urls`` (required: API roots such as
+    http://127.0.0.1:8000/v1) and ``api_key_env`` (the name of the environment variable holding
+    the key) to openai only; ``concurrency`` (requests in flight), ``timeout`` (seconds per
+    request) and ``retries`` (extra attempts after a passing fault) to ollama and openai only.
+    ``backend: none`` is the switch for work without any LLM: every stage that needs one (LLM
+    query transforms, the retrieval configs that search with them, answers) writes its output
+    as unavailable, saying why, and everything else runs as usual."""
+
+    backend: str = "llama_cpp"
+    model: str | None = None
+    host: str | None = None
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str | None = None
+    threads: int = 1
+    threads_batch: int = 2
+    seed: int = 0
+    temperature: float = 0.0
+    num_ctx: int = 4096
+    concurrency: int = 1
+    timeout: float = 120.0
+    retries: int = 3
+
+    @property
+    def enabled(self) -> bool:
+        """False for ``backend: none`` (no LLM is called)."""
+        return self.backend != NO_LLM
+
+    @classmethod
+    def from_params(cls, spec: Any, where: str = "llm") -> LlmConfig:
+        defaults = field_defaults(cls)
+        backend = _mapping(spec, where).get("backend") or defaults["backend"]
+        schema = {"backend": one_of(*LLM_BACKENDS), "model": text, "host": text, "base_urls": _base_urls,
+                  "api_key_env": _env_var_name, "threads": positive_int, "threads_batch": positive_int,
+                  "seed": integer, "temperature": non_negative_number, "num_ctx": positive_int,
+                  "concurrency": positive_int, "timeout": positive_number, "retries": non_negative_int}
+        if backend in ("ollama", "openai"):
+            del defaults["model"]
+        if backend == "openai":
+            del defaults["base_urls"]
+        allowed = {k for k in schema if backend in LLM_KEY_BACKENDS.get(k, (backend,))}
+        try:
+            return cls(**read_block(spec, where, schema, defaults=defaults, allowed=allowed))
+        except ConfigError as e:
+            if backend in LLM_BACKENDS and "does not apply" in str(e):
+                raise ConfigError(f"{e} (backend {backend})") from None
+            raise
+
+
+def _base_urls(v: Any, where: str) -> tuple[str, ...]:
+    urls = [v] if isinstance(v, str) else v
+    if not isinstance(urls, list) or not urls or not all(
+            isinstance(u, str) and re.match(r"^https?://[^/\s]+", u) for u in urls):
+        raise _fail(where, "a list of http:// or https:// API roots (e.g. [http://127.0.0.1:8000/v1])", v)
+    return tuple(urls)
+
+
+def _env_var_name(v: Any, where: str) -> str:
+    if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+        # the value is not echoed: it may be a pasted API key
+        raise ConfigError(f"{where}: expected the name of the environment variable that holds the API key "
+                          f"(e.g. OPENAI_API_KEY), not the key itself")
+    return v
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """``generation``: which retrieval configs get answers, on which questions (``sample``: a
+    seeded sample of that many questions stratified by slice, the same for every config; None
+    when params say "all"), passages per prompt (``k``), the prompt template, the token budget
+    and stop strings, and the phrases that mark a refusal."""
+
+    configs: tuple[str, ...] = ()
+    sample: int | None = None
+    seed: int = 0
+    k: int = 5
+    prompt: str = "answer_escape_hatch"
+    num_predict: int = 64
+    stop: tuple[str, ...] = ()
+    refusal_phrases: tuple[str, ...] = DEFAULT_REFUSAL_PHRASES
+
+    @classmethod
+    def from_params(cls, spec: Any, *, retrieval: Any) -> GenerationConfig:
+        v = read_block(spec, "generation", {"configs": _config_list, "sample": _sample_size, "seed": integer,
+                                            "k": positive_int, "prompt": text, "num_predict": positive_int,
+                                            "stop": _stop_list, "refusal_phrases": text_list},
+                       defaults=field_defaults(cls))
+        unknown = [c for c in v["configs"] if c not in retrieval]
+        if unknown:
+            raise ConfigError(f"generation.configs: {', '.join(map(repr, unknown))} not a retrieval config; "
+                              f"expected some of: {', '.join(retrieval)}")
+        if len(set(v["configs"])) != len(v["configs"]):
+            raise _fail("generation.configs", "each config once", list(v["configs"]))
+        if isinstance(retrieval, Mapping):  # the answer prompt takes the top k of a stored ranking
+            short = [f"{c} stores {retrieval[c].k}" for c in v["configs"] if v["k"] > retrieval[c].k]
+            if short:
+                raise ConfigError(f"generation.k: {v['k']} passages asked, more than the ranking stores "
+                                  f"({'; '.join(short)}); expected at most the config's `k`: lower "
+                                  f"generation.k or raise retrieval.<config>.k")
+        return cls(**v)
+
+
+def _sample_size(v: Any, where: str) -> int | None:
+    if v == "all":
+        return None
+    if not _is_int(v) or v < 1:
+        raise _fail(where, 'a positive number of questions or "all"', v)
+    return int(v)
+
+
+def _stop_list(v: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise _fail(where, "a list of non-empty strings (possibly empty)", v)
+    return tuple(v)
+
+
+def _config_list(v: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise _fail(where, "a list of retrieval config names", v)
+    return tuple(v)
+
+
+JUDGE_NAMES = ("llm", "token_f1", "contains")
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """``judge``: the judges run on every answer (``judges``, names from ``JUDGE_NAMES``), the
+    token-F1 judge's threshold (correct when F1 >= it), the grading and pairwise prompt
+    templates under ``prompts/``, the verdict's token budget, the judge's model (``llm``: a
+    block with the keys of ``llm:``; None = the answer model of ``llm:``), and the bias tests:
+    ``bias_sample`` graded questions (seeded by ``bias_seed``) for the length pairs and
+    self-preference, and ``second_llm`` (a block like ``llm:``, or None): a second answer model
+    whose answers both models judge, for self-preference."""
+
+    judges: tuple[str, ...] = JUDGE_NAMES
+    token_f1_threshold: float = 0.5
+    prompt: str = "judge_reference"
+    pairwise_prompt: str = "judge_pairwise"
+    num_predict: int = 8
+    llm: LlmConfig | None = None
+    bias_sample: int = 20
+    bias_seed: int = 0
+    second_llm: LlmConfig | None = None
+
+    @classmethod
+    def from_params(cls, spec: Any) -> JudgeConfig:
+        def judges(v: Any, where: str) -> tuple[str, ...]:
+            if not isinstance(v, list) or not v or not all(x in JUDGE_NAMES for x in v) or len(set(v)) != len(v):
+                raise _fail(where, f"a non-empty list of distinct judges from {', '.join(JUDGE_NAMES)}", v)
+            return tuple(v)
+
+        v = read_block(spec, "judge", {
+            "judges": judges, "token_f1_threshold": unit_number, "prompt": text, "pairwise_prompt": text,
+            "num_predict": positive_int, "llm": lambda x, w: LlmConfig.from_params(x, w),
+            "bias_sample": positive_int, "bias_seed": integer,
+            "second_llm": lambda x, w: LlmConfig.from_params(x, w)}, defaults=field_defaults(cls))
+        return cls(**v)
+
+    def judge_llm(self, answer_llm: LlmConfig) -> LlmConfig:
+        """The judge's model: ``llm`` when set, else the answer model."""
+        return self.llm or answer_llm
+
+
+INTERVAL_METHODS = ("bca", "percentile")
+PAIRED_MEASURES = ("hit_at_1", "hit_at_5", "hit_at_10")
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    """``stats``: intervals and paired tests over per-question scores. ``baseline`` is the
+    retrieval config every other is compared with; ``measure`` the 0/1 measure whose fixed and
+    broken questions are counted (RR@10 is always compared too); ``method`` the bootstrap
+    interval (percentile or BCa) with ``resamples`` draws from ``seed`` at ``confidence``;
+    ``cluster`` resamples source documents instead of questions; ``baseline`` defaults to
+    ``dense``, or to the first retrieval config when there is none; a slice with fewer than
+    ``min_slice`` questions is reported as too small to decide on; ``subsample_sizes`` (None
+    for "all") and ``subsample_draws`` drive the subsampling table."""
+
+    baseline: str = "dense"
+    measure: str = "hit_at_5"
+    method: str = "percentile"
+    cluster: bool = False
+    resamples: int = 10_000
+    seed: int = 0
+    confidence: float = 0.95
+    min_slice: int = 20
+    subsample_sizes: tuple[int | None, ...] = (20, 40, 60, 100, None)
+    subsample_draws: int = 1000
+
+    @classmethod
+    def from_params(cls, spec: Any, *, retrieval: Any) -> StatsConfig:
+        defaults = field_defaults(cls)
+        if defaults["baseline"] not in retrieval:  # the default baseline, else the first config
+            defaults["baseline"] = retrieval[0]
+        v = read_block(spec, "stats", {
+            "baseline": one_of(*retrieval), "measure": one_of(*PAIRED_MEASURES),
+            "method": one_of(*INTERVAL_METHODS), "cluster": boolean, "resamples": positive_int, "seed": integer,
+            "confidence": _open_unit, "min_slice": positive_int, "subsample_sizes": _sizes,
+            "subsample_draws": positive_int}, defaults=defaults)
+        return cls(**v)
+
+
+def _open_unit(v: Any, where: str) -> float:
+    if not _is_number(v) or not 0 < v < 1:
+        raise _fail(where, "a number between 0 and 1 (exclusive)", v)
+    return float(v)
+
+
+def _sizes(v: Any, where: str) -> tuple[int | None, ...]:
+    if not isinstance(v, list) or not v:
+        raise _fail(where, 'a non-empty list of question counts or "all"', v)
+    return tuple(_sample_size(x, f"{where}[{i}]") for i, x in enumerate(v))
+
+
+GATE_KS = (1, 5, 10)
+"""The k of recall@k the gate can check: the ``hit_at_k`` columns of the per-question scores."""
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """``gate``: the retrieval regression gate (``rag-ablation check``, stage ``gate``).
+
+    ``configs``: the retrieval configs gated (default: ``generation.configs``, the pipelines in
+    use, else the first retrieval config). Per config and per slice of answerable questions
+    (and ``all``), recall@``k`` (k in 1, 5, 10) against the accepted baseline must stay at or
+    above ``floor`` (one number for every slice, or a mapping slice -> number where only the
+    named slices have one; null: no floor), at most ``max_newly_failing`` questions may go from
+    hit to miss, and with ``non_inferiority_margin`` set the upper end of the paired interval of
+    the change must not lie below ``-margin``. A slice with fewer than ``min_questions``
+    questions is reported too small and not gated."""
+
+    configs: tuple[str, ...] = ()
+    k: int = 5
+    floor: float | Mapping[str, float] | None = None
+    max_newly_failing: int = 1
+    non_inferiority_margin: float | None = None
+    min_questions: int = 20
+
+    def floor_for(self, slice_name: str) -> float | None:
+        """The floor of ``slice_name`` (``all`` for every answerable question), or None."""
+        if self.floor is None or isinstance(self.floor, float):
+            return self.floor
+        return self.floor.get(slice_name)
+
+    @classmethod
+    def from_params(cls, spec: Any, *, retrieval: Any, answered: Any = ()) -> GateConfig:
+        defaults = field_defaults(cls)
+        defaults["configs"] = tuple(answered) or tuple(retrieval)[:1]
+        v = read_block(spec, "gate", {
+            "configs": _gated_configs(retrieval), "k": _gate_k, "floor": _floor,
+            "max_newly_failing": non_negative_int, "non_inferiority_margin": unit_number,
+            "min_questions": positive_int}, defaults=defaults)
+        return cls(**v)
+
+
+def _gated_configs(retrieval: Any) -> Check:
+    def check(v: Any, where: str) -> tuple[str, ...]:
+        if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+            raise _fail(where, "a non-empty list of retrieval config names", v)
+        unknown = [c for c in v if c not in retrieval]
+        if unknown:
+            raise ConfigError(f"{where}: {', '.join(map(repr, unknown))} not a retrieval config; "
+                              f"expected some of: {', '.join(retrieval)}")
+        if len(set(v)) != len(v):
+            raise _fail(where, "each config once", v)
+        return tuple(v)
+
+    return check
+
+
+def _gate_k(v: Any, where: str) -> int:
+    if not _is_int(v) or v not in GATE_KS:
+        raise _fail(where, f"one of {', '.join(map(str, GATE_KS))}", v)
+    return int(v)
+
+
+_FLOOR = "a number from 0 to 1, or a mapping of slice names (or all) to such numbers"
+
+
+def _floor(v: Any, where: str) -> float | dict[str, float]:
+    if isinstance(v, Mapping):
+        if not v or not all(isinstance(k, str) and k for k in v):
+            raise _fail(where, _FLOOR, v)
+        return {k: unit_number(x, f"{where}.{k}") for k, x in sorted(v.items())}
+    if not _is_number(v) or not 0 <= v <= 1:
+        raise _fail(where, _FLOOR, v)
+    return float(v)
+
+
+@dataclass(frozen=True)
+class Params:
+    """The whole of params.yaml, checked. ``dataset`` names what the pipeline runs on
+    (``rag_ablation.datasets.registry``: handbook, the default, or covidqa)."""
+
+    chunk_size: int
+    chunk_overlap: int
+    labels: LabelsConfig
+    embedding: EmbeddingConfig
+    bm25: Bm25Config
+    faiss: FaissConfig
+    chunkings: Mapping[str, ChunkingConfig]
+    retrieval: Mapping[str, RetrievalConfig]
+    query_transforms: Mapping[str, QueryTransformConfig]
+    llm: LlmConfig
+    generation: GenerationConfig
+    stats: StatsConfig
+    judge: JudgeConfig
+    gate: GateConfig
+    dataset: str = "handbook"
+
+    BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
+              "query_transforms", "llm", "generation", "stats", "judge", "gate")
+
+    @classmethod
+    def from_params(cls, raw: Mapping[str, Any]) -> Params:
+        unknown = sorted(set(raw) - set(cls.BLOCKS))
+        if unknown:
+            raise ConfigError(f"params.yaml: unknown top-level key(s) {', '.join(map(str, unknown))}; "
+                              f"expected some of {', '.join(cls.BLOCKS)}")
+        top = read_block({k: raw.get(k) for k in ("dataset", "chunk_size", "chunk_overlap")}, "params.yaml",
+                         {"dataset": one_of(*DATASETS), "chunk_size": positive_int, "chunk_overlap": non_negative_int},
+                         defaults=field_defaults(cls))
+        chunkings = {n: ChunkingConfig.from_params(n, s, base_size=top["chunk_size"], base_overlap=top["chunk_overlap"])
+                     for n, s in _named(raw.get("chunkings"), "chunkings").items()}
+        if not chunkings:
+            raise ConfigError("chunkings: missing or empty; name at least one chunking")
+        transforms_raw = raw.get("query_transforms")
+        if transforms_raw is None:  # the default block: the question as written
+            transforms_raw = {NO_TRANSFORM: {"kind": NO_TRANSFORM}}
+        transforms = {n: QueryTransformConfig.from_params(n, s)
+                      for n, s in _named(transforms_raw, "query_transforms").items()}
+        retrieval = {n: RetrievalConfig.from_params(n, s, chunkings=tuple(chunkings), transforms=tuple(transforms))
+                     for n, s in _named(raw.get("retrieval"), "retrieval").items()}
+        if not retrieval:
+            raise ConfigError("retrieval: missing or empty; name at least one retrieval config")
+        return cls(
+            labels=LabelsConfig.from_params(raw.get("labels")),
+            embedding=EmbeddingConfig.from_params(raw.get("embedding")),
+            bm25=Bm25Config.from_params(raw.get("bm25")),
+            faiss=FaissConfig.from_params(raw.get("faiss")),
+            chunkings=chunkings, retrieval=retrieval, query_transforms=transforms,
+            llm=LlmConfig.from_params(raw.get("llm")),
+            generation=GenerationConfig.from_params(raw.get("generation"), retrieval=retrieval),
+            stats=StatsConfig.from_params(raw.get("stats"), retrieval=tuple(retrieval)),
+            judge=JudgeConfig.from_params(raw.get("judge")),
+            gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval),
+                                        answered=_mapping(raw.get("generation"), "generation").get("configs") or ()),
+            **top,
+        )
+
+    def chunking(self, name: str) -> ChunkingConfig:
+        return _get(self.chunkings, name, "chunkings")
+
+    def config(self, name: str) -> RetrievalConfig:
+        return _get(self.retrieval, name, "retrieval")
+
+    def transform(self, name: str) -> QueryTransformConfig:
+        return _get(self.query_transforms, name, "query_transforms")
+
+
+def _get(section: Mapping[str, Any], name: str, where: str) -> Any:
+    if name not in section:
+        raise ConfigError(f"{where}: no entry named {name!r}; expected one of: {', '.join(section)}")
+    return section[name]

@@ -1,0 +1,605 @@
+"""Hand-grading generated answers in the terminal, one answer at a time: the screen, the keys and
+the session behind ``rag-grade`` and ``rag-ablation grade`` (``rag_ablation.commands.grade``).
+
+Each screen shows one answer: a header (n of N, config, question id, slice, how many of the list
+are graded), the question, its reference answer, the generated answer, and the passages the model
+saw (chunk id and text, cut to fit the terminal). Keys:
+
+    c  correct                w  wrong (incorrect)        s  skip (no grade; shown again next time)
+    b  back to the previous answer, to change its grade
+    n  type a note (one line) to store with this answer's grade, then c or w
+    p  passages whole / cut to fit              ?  help              q  quit (prints a summary)
+
+Any other key prints a one-line hint and changes nothing. Keys are single key presses when
+standard input is a terminal (cbreak mode), otherwise one key per input line.
+
+Grades file: the format is documented in ``rag_ablation.evaluation.judges.grades`` (one JSON object per
+line: ``answer_sha256``, ``config``, ``grader``, ``id``, ``note``, ``verdict``). Every ``c`` or ``w``
+rewrites the whole file at once and atomically (``write_grades``: temp file and rename), so a
+crash or Ctrl-C loses no grade already given. The file is read again before each write, so grades
+of other configs, and grades another session wrote in the meantime, are kept.
+
+Resume rule: an answer is shown only when its ``(config, id)`` has no grade whose ``answer_sha256``
+is the sha256 of the current answer text. A grade given for another text (the answer was
+generated again since) is *stale*: the answer is shown again, with the old verdict marked stale,
+and grading it replaces the old grade. ``--regrade`` shows answers that have a current grade too.
+
+Which answers: every ``status: ok`` file in ``--answers`` (``unavailable`` ones are skipped, and
+named), restricted to ``--config`` names if given, in order of config then question id.
+``--sample N --seed S`` takes a seeded sample of N answers instead: equal shares per config (as far
+as each config has answers; a remainder goes to the first configs by name), and within a config
+``rag_ablation.support.sampling.stratified_sample`` (stratified by slice, seeded by S), so configs that
+answered the same questions get the same questions and their grades pair. The sample is drawn
+from all answers, graded or not, so the same N and S give the same sample on every run, and a
+rerun resumes it.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+import textwrap
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
+from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, load_grades, match_grades, write_grades
+from rag_ablation.data.questions import Question, load_questions
+from rag_ablation.support.sampling import stratified_sample
+
+KEYS_LINE = "c correct  w wrong  s skip  b back  n note  p passages  ? help  q quit"
+HELP = ("c: the answer gives the reference's essential information (or declines an unanswerable question); "
+        "w: it does not; s: no grade now; b: previous answer; n: note; p: passages; q: quit")
+MAX_PROBLEMS = 5
+
+
+@dataclass(frozen=True)
+class Item:
+    """One generated answer to grade."""
+
+    config: str
+    id: str
+    slice: str
+    answerable: bool
+    answer: str
+    passages: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.config, self.id)
+
+    @property
+    def sha256(self) -> str:
+        return answer_sha256(self.answer)
+
+
+@dataclass
+class Answers:
+    """The answers of every ``ok`` answers file, and the configs whose file is not ``ok``."""
+
+    items: list[Item]
+    unavailable: dict[str, str] = field(default_factory=dict)  # config -> one line saying why
+
+
+# ---------------------------------------------------------------------------------------------
+# reading the inputs
+
+
+def _one_line(e: UserError) -> UserError:
+    """The same error with its message on one line (loaders list bad lines one per line)."""
+    head, *rest = [line.strip() for line in str(e).splitlines() if line.strip()] or [""]
+    return type(e)(" ".join([head, "; ".join(rest)]).strip())
+
+
+def _record_problems(rec: object) -> list[str]:
+    if not isinstance(rec, dict):
+        return [f"expected a JSON object, found {type(rec).__name__}"]
+    out = []
+    types = {"id": str, "slice": str, "answerable": bool, "answer": str, "passages": list}
+    missing = [f for f in types if f not in rec]
+    if missing:
+        out.append(f"missing field(s) {', '.join(missing)}")
+    for f, t in types.items():
+        if f in rec and not isinstance(rec[f], t):
+            out.append(f"field {f!r} must be a {t.__name__}, found {rec[f]!r:.40}")
+    if isinstance(rec.get("passages"), list) and not all(isinstance(p, str) for p in rec["passages"]):
+        out.append("field 'passages' must list chunk ids (strings)")
+    return out
+
+
+def _too_many(problems: list[str]) -> str:
+    shown = "; ".join(problems[:MAX_PROBLEMS])
+    return shown + (f"; and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else "")
+
+
+def load_answers(folder: Path) -> Answers:
+    """Every answer of every ``<config>.json`` in ``folder`` whose status is ``ok``, sorted by
+    config then id. Raises ``MissingInput`` for a missing or empty folder and one ``InvalidData``
+    naming the bad files and records."""
+    folder = Path(folder)
+    how = "run `dvc repro generate` (or `dvc pull`), or pass --answers DIR"
+    if not folder.is_dir():
+        raise MissingInput(f"no answers folder {folder}: expected one <config>.json per answered config; {how}")
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise MissingInput(f"answers folder {folder} holds no .json file: expected one <config>.json per answered "
+                           f"config; {how}")
+    out = Answers(items=[])
+    problems: list[str] = []
+    seen: dict[str, Path] = {}
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            problems.append(f"{path}: not valid JSON ({e})")
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("config"), str) or not data["config"]:
+            problems.append(f"{path}: expected a JSON object with a 'config' name, 'status' and 'answers'")
+            continue
+        config = data["config"]
+        if config in seen:
+            problems.append(f"{path}: config {config!r} is also answered in {seen[config]}")
+            continue
+        seen[config] = path
+        status = data.get("status")
+        if status != "ok":
+            reason = data.get("reason") or "no reason given"
+            out.unavailable[config] = f"{path.name}: config {config!r} is {status}: {reason}"
+            continue
+        records = data.get("answers")
+        if not isinstance(records, list):
+            problems.append(f"{path}: 'answers' must be a list of answer records")
+            continue
+        ids: set[str] = set()
+        for n, rec in enumerate(records, start=1):
+            bad = _record_problems(rec)
+            if not bad and rec["id"] in ids:
+                bad = [f"question {rec['id']!r} is answered twice"]
+            if bad:
+                problems.extend(f"{path}: answer {n}: {b}" for b in bad)
+                continue
+            ids.add(rec["id"])
+            out.items.append(Item(config=config, id=rec["id"], slice=rec["slice"], answerable=rec["answerable"],
+                                  answer=rec["answer"], passages=tuple(rec["passages"])))
+    if problems:
+        raise InvalidData(f"{len(problems)} problem(s) in the answers: {_too_many(problems)}; expected the files "
+                          "`generate` writes: rerun `dvc repro generate@<config>` or remove the file")
+    out.items.sort(key=lambda it: it.key)
+    return out
+
+
+def restrict(answers: Answers, configs: Sequence[str]) -> Answers:
+    """Only the answers of ``configs`` (all when empty); an unknown name raises ``UnknownName``."""
+    if not configs:
+        return answers
+    known = sorted({it.config for it in answers.items} | set(answers.unavailable))
+    unknown = [c for c in configs if c not in known]
+    if unknown:
+        raise UnknownName(f"no answers for config(s) {', '.join(map(repr, unknown))}; answered configs are: "
+                          f"{', '.join(known)} (drop --config or name one of these)")
+    return Answers(items=[it for it in answers.items if it.config in configs],
+                   unavailable={c: why for c, why in answers.unavailable.items() if c in configs})
+
+
+def read_questions(path: Path, items: Sequence[Item]) -> dict[str, Question]:
+    """The questions of ``path`` by id; every answered id must be there."""
+    path = Path(path)
+    if not path.is_file():
+        raise MissingInput(f"no question file {path}: run `dvc repro questions` (or `dvc pull`), "
+                           "or pass --questions FILE")
+    try:
+        by_id = {q.id: q for q in load_questions(path)}
+    except UserError as e:
+        raise _one_line(e) from None
+    missing = sorted({it.id for it in items if it.id not in by_id})
+    if missing:
+        raise InvalidData(f"{len(missing)} answered question id(s) are not in {path}: {_too_many(missing)}; "
+                          "the answers were made from another question set: pass that file with --questions, "
+                          "or rerun `dvc repro generate`")
+    return by_id
+
+
+def read_passages(folder: Path, items: Sequence[Item]) -> dict[str, dict[str, str]]:
+    """For each config of ``items``, the text of every chunk its answers were shown, read from
+    ``folder/<config>.json`` (the retrieve stage's run file)."""
+    out: dict[str, dict[str, str]] = {}
+    for config in sorted({it.config for it in items}):
+        path = Path(folder) / f"{config}.json"
+        if not path.is_file():
+            raise MissingInput(f"no run file {path} for config {config!r}, whose passages the answers name: "
+                               f"run `dvc repro retrieve@{config}` (or `dvc pull`), or pass --runs DIR")
+        try:
+            run = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise InvalidData(f"{path}: not valid JSON ({e}); rerun `dvc repro retrieve@{config}`") from None
+        passages = run.get("passages") if isinstance(run, dict) else None
+        if not isinstance(passages, dict):
+            raise InvalidData(f"{path}: expected a JSON object with 'passages' (chunk id -> text); "
+                              f"rerun `dvc repro retrieve@{config}`")
+        wanted = {c for it in items if it.config == config for c in it.passages}
+        out[config] = {c: t for c, t in passages.items() if c in wanted and isinstance(t, str)}
+    return out
+
+
+def read_grades(path: Path) -> list[Grade]:
+    try:
+        return load_grades(path)
+    except UserError as e:
+        raise _one_line(e) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# what to grade
+
+
+def equal_shares(counts: Mapping[str, int], size: int) -> dict[str, int]:
+    """``size`` split equally over the configs of ``counts`` (config -> answers it has), none
+    getting more than it has; what one cannot take goes to the others, a remainder to the first
+    configs by name."""
+    share = {c: 0 for c in counts}
+    left = min(size, sum(counts.values()))
+    while left:
+        for c in sorted(counts):
+            if left and share[c] < counts[c]:
+                share[c] += 1
+                left -= 1
+    return share
+
+
+def sample_items(items: Sequence[Item], size: int, *, seed: int) -> list[Item]:
+    """A seeded sample of ``size`` answers, equal shares per config, stratified by slice within a
+    config (module docstring); sorted by config then id."""
+    by_config: dict[str, list[Item]] = {}
+    for it in sorted(items, key=lambda it: it.key):
+        by_config.setdefault(it.config, []).append(it)
+    share = equal_shares({c: len(v) for c, v in by_config.items()}, size)
+    chosen = [it for c, its in by_config.items() for it in stratified_sample(its, share[c], seed=seed)]
+    return sorted(chosen, key=lambda it: it.key)
+
+
+def to_grade(items: Sequence[Item], grades: Sequence[Grade], *, sample: int | None = None, seed: int = 0,
+             regrade: bool = False) -> list[Item]:
+    """The answers to show: ``items`` (or their seeded sample), minus those whose ``(config, id)``
+    has a grade for the current answer text unless ``regrade``; order config then id."""
+    pool = sample_items(items, sample, seed=seed) if sample is not None else sorted(items, key=lambda it: it.key)
+    if regrade:
+        return pool
+    done = match_grades(grades, {it.key: it.answer for it in items}).verdicts
+    return [it for it in pool if it.key not in done]
+
+
+# ---------------------------------------------------------------------------------------------
+# a grading session: position in the list, grades given, the file
+
+
+class Session:
+    """The list being graded, where we are in it, and the grades file (rewritten on every grade)."""
+
+    def __init__(self, items: Sequence[Item], grades_path: Path, grader: str, grades: Sequence[Grade]):
+        self.items = list(items)
+        self.path = Path(grades_path)
+        self.grader = grader
+        self.pos = 0
+        self.grades: dict[tuple[str, str], Grade] = {g.key: g for g in grades}
+        self.graded: dict[tuple[str, str], str] = {}  # this session's verdicts
+        self.skipped: set[tuple[str, str]] = set()
+        self.notes: dict[tuple[str, str], str] = {}  # typed with n, stored with the next grade
+
+    @property
+    def current(self) -> Item | None:
+        return self.items[self.pos] if self.pos < len(self.items) else None
+
+    def previous_grade(self, item: Item) -> tuple[Grade | None, bool]:
+        """The grade on file for ``item`` and whether it is stale (given for another text)."""
+        g = self.grades.get(item.key)
+        return g, g is not None and g.answer_sha256 != item.sha256
+
+    def done(self) -> int:
+        """How many answers of the list have a grade for their current text."""
+        return sum(1 for it in self.items if (g := self.grades.get(it.key)) and g.answer_sha256 == it.sha256)
+
+    def note(self, text: str) -> None:
+        item = self.current
+        if item is not None:
+            self.notes[item.key] = " ".join(text.split())
+
+    def grade(self, verdict: str) -> Grade:
+        """Grade the current answer, write the file, and move to the next answer."""
+        item = self.current
+        if item is None:
+            raise IndexError("no answer to grade: the list is at its end")
+        old, stale = self.previous_grade(item)
+        keep = old.note if old is not None and not stale else ""
+        g = Grade(answer_sha256=item.sha256, config=item.config, grader=self.grader, id=item.id,
+                  note=self.notes.pop(item.key, keep), verdict=verdict)
+        self._save(g)
+        self.graded[item.key] = verdict
+        self.skipped.discard(item.key)
+        self.pos += 1
+        return g
+
+    def _save(self, grade: Grade) -> None:
+        # read the file again so grades another session wrote meanwhile are kept
+        on_file = {g.key: g for g in read_grades(self.path)}
+        on_file[grade.key] = grade
+        write_grades(self.path, on_file.values())
+        self.grades = on_file
+
+    def skip(self) -> None:
+        item = self.current
+        if item is not None:
+            if item.key not in self.graded:
+                self.skipped.add(item.key)
+            self.pos += 1
+
+    def back(self) -> bool:
+        if self.pos == 0:
+            return False
+        self.pos -= 1
+        return True
+
+
+# ---------------------------------------------------------------------------------------------
+# the screen
+
+
+def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
+    """``text`` wrapped to ``width`` with ``indent``, its line breaks kept (runs of blank lines as one)."""
+    out: list[str] = []
+    for para in text.strip().splitlines():
+        if not para.strip():
+            if out and out[-1] != "":
+                out.append("")
+            continue
+        out += textwrap.wrap(para, width, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False) or [indent]
+    return out or [indent + "(empty)"]
+
+
+def _cut(lines: list[str], n: int, width: int) -> list[str]:
+    """The first ``n`` of ``lines``, the last one ending in `` ...`` when some were cut."""
+    if len(lines) <= n:
+        return lines
+    return lines[: n - 1] + [lines[n - 1][: width - 4].rstrip() + " ..."] if n > 0 else []
+
+
+def render(session: Session, question: Question | None, passages: Mapping[str, str], *, width: int,
+           height: int, full: bool = False, message: str = "") -> list[str]:
+    """The screen for the session's current answer (or the end of the list), as lines."""
+    width = max(40, width - 1)
+    rule = "-" * width
+    item = session.current
+    n = len(session.items)
+    foot = [rule, KEYS_LINE[:width], message[:width]]
+    if item is None:
+        skipped = len(session.skipped)
+        return [f"End of the list: {n} answer(s), {session.done()} graded, {skipped} skipped this session.",
+                "b: back to the last answer, q: quit.", *foot]
+    head = (f"[{session.pos + 1}/{n}]  {item.config}  {item.id}  slice {item.slice}"
+            f"{'' if item.answerable else ' (unanswerable)'}  graded {session.done()}/{n}")
+    lines = [head[:width]]
+    old, stale = session.previous_grade(item)
+    if old is not None:
+        by = f"{old.verdict} by {old.grader}" + (f" (note: {old.note})" if old.note else "")
+        if stale:
+            lines.append(f"STALE grade: {by}, given for an older answer text; grade it again"[:width])
+        else:
+            this = " this session" if item.key in session.graded else ""
+            lines.append(f"graded{this}: {by}; c or w changes it"[:width])
+    if item.key in session.notes:
+        lines.append(f"note for this grade: {session.notes[item.key]}"[:width])
+    lines.append(rule)
+    ref = question.answer if question else "(not in the question file)"
+    if question is not None and not question.answerable:
+        ref += "  [unanswerable: the correct answer declines]"
+    lines += ["QUESTION", *_wrap(question.question if question else "(not in the question file)", width)]
+    lines += ["REFERENCE", *_wrap(ref, width)]
+    lines += ["ANSWER", *_wrap(item.answer, width)]
+    lines.append(rule)
+    k = len(item.passages)
+    lines.append(f"PASSAGES the model saw ({k}; p: {'cut to fit' if full else 'show whole'})")
+    budget = height - 1 - len(lines) - len(foot)
+    per = max(1, (budget - k) // k) if k else 0
+    for i, cid in enumerate(item.passages, start=1):
+        text = passages.get(cid)
+        if not full and budget < 2 * k:  # a small terminal: one line per passage
+            line = f"[{i}] {cid}: " + (" ".join(text.split()) if text is not None else "(text not in the run file)")
+            lines.append(line if len(line) <= width else line[: width - 4] + " ...")
+            continue
+        lines.append(f"[{i}] {cid}"[:width])
+        if text is None:
+            lines.append("    (text not in the run file)")
+        elif full:
+            lines += _wrap(text, width, indent="    ")
+        else:
+            lines += _cut(_wrap(" ".join(text.split()), width, indent="    "), per, width)
+    return lines + foot
+
+
+# ---------------------------------------------------------------------------------------------
+# keys
+
+
+class LineKeys:
+    """Keys from a stream that is not a terminal: one key per line."""
+
+    def __init__(self, stream: TextIO, out: TextIO):
+        self.stream, self.out = stream, out
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        yield
+
+    def key(self) -> str | None:
+        line = self.stream.readline()
+        return None if line == "" else line.strip()
+
+    def line(self, prompt: str) -> str | None:
+        self.out.write(prompt)
+        self.out.flush()
+        got = self.stream.readline()
+        return None if got == "" else got.rstrip("\n")
+
+
+class TerminalKeys:
+    """Single key presses from a terminal, in cbreak mode (no echo, no Enter; Ctrl-C still
+    interrupts); the terminal's mode is restored on the way out, however that happens."""
+
+    def __init__(self, stream: TextIO, out: TextIO):
+        self.stream, self.fd, self.out = stream, stream.fileno(), out
+        self.pending: list[str] = []
+        self.saved: list | None = None
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        import termios
+        import tty
+
+        self.saved = termios.tcgetattr(self.fd)
+        try:
+            tty.setcbreak(self.fd, termios.TCSADRAIN)
+            yield
+        finally:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+
+    def key(self) -> str | None:
+        if not self.pending:
+            data = os.read(self.fd, 64).decode("utf-8", errors="replace")
+            if data == "" or data == "\x04":  # end of input, Ctrl-D
+                return None
+            # an escape sequence (arrow keys, ...) is one unknown key; typed-ahead letters are one key each
+            self.pending = [data] if data.startswith("\x1b") else list(data)
+        return self.pending.pop(0)
+
+    def line(self, prompt: str) -> str | None:
+        import termios
+
+        cbreak = termios.tcgetattr(self.fd)
+        assert self.saved is not None, "line() is called inside `with TerminalKeys(...)`, which saves the mode"
+        termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+        try:
+            self.out.write(prompt)
+            self.out.flush()
+            got = self.stream.readline()
+            return None if got == "" else got.rstrip("\n")
+        finally:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, cbreak)
+
+
+# ---------------------------------------------------------------------------------------------
+# the loop
+
+
+def handle(session: Session, key: str, keys: LineKeys | TerminalKeys, state: dict) -> str:
+    """Act on one key; returns the message line to show."""
+    item = session.current
+    if key in ("c", "w"):
+        if item is None:
+            return "nothing to grade here: b goes back to the last answer, q quits"
+        g = session.grade("correct" if key == "c" else "incorrect")
+        return f"{g.config} {g.id}: {g.verdict}" + (f" (note: {g.note})" if g.note else "") + ", saved"
+    if key == "s":
+        if item is None:
+            return "at the end of the list: b goes back, q quits"
+        session.skip()
+        return f"{item.config} {item.id}: skipped (no grade)"
+    if key == "b":
+        return "" if session.back() else "this is the first answer: nothing to go back to"
+    if key == "n":
+        if item is None:
+            return "no answer here to note"
+        text = keys.line(f"note for {item.config} {item.id} (Enter for none): ")
+        if text is None:
+            return "no note (end of input)"
+        session.note(text)
+        return "note kept for this answer's grade: press c or w" if text.strip() else "note cleared"
+    if key == "p":
+        state["full"] = not state["full"]
+        return "passages shown whole" if state["full"] else "passages cut to fit"
+    if key in ("?", "h"):
+        return HELP
+    shown = key if key.isprintable() and len(key) == 1 else repr(key)
+    return f"unknown key {shown}: c correct, w wrong, s skip, b back, n note, p passages, q quit"
+
+
+def interact(session: Session, questions: Mapping[str, Question], passages: Mapping[str, Mapping[str, str]],
+             keys: LineKeys | TerminalKeys, out: TextIO, *, clear: bool) -> None:
+    """Show answers and act on keys until ``q`` or the end of input."""
+    state = {"full": False}
+    message = ""
+    with keys.active():
+        while True:
+            item = session.current
+            size = shutil.get_terminal_size((100, 40))
+            lines = render(session, questions.get(item.id) if item else None,
+                           passages.get(item.config, {}) if item else {}, width=size.columns,
+                           height=size.lines, full=state["full"], message=message)
+            out.write(("\x1b[H\x1b[2J" if clear else "\n") + "\n".join(lines) + "\n")
+            out.flush()
+            key = keys.key()
+            if key is None or key == "q":
+                return
+            message = handle(session, key, keys, state)
+
+
+def summary(session: Session | None, answers: Answers, grades_path: Path) -> list[str]:
+    """What the session did and where the grades stand, against every current answer."""
+    grades = session.grades.values() if session else read_grades(grades_path)
+    current = {it.key: it.answer for it in answers.items}
+    m = match_grades(list(grades), current)
+    lines = []
+    if session is not None:
+        verdicts = list(session.graded.values())
+        lines.append(f"graded this session: {len(verdicts)} ({verdicts.count('correct')} correct, "
+                     f"{verdicts.count('incorrect')} incorrect), skipped {len(session.skipped)}")
+    per = {c: [0, 0] for c in sorted({it.config for it in answers.items})}
+    for config, _ in current:
+        per[config][1] += 1
+    for config, _ in m.verdicts:
+        per[config][0] += 1
+    split = ", ".join(f"{c} {done} of {n}" for c, (done, n) in per.items())
+    lines.append(f"grades matching the current answers: {len(m.verdicts)} of {len(current)} answers"
+                 + (f" ({split})" if split else ""))
+    lines.append(f"stale grades (answer text changed since; graded again when shown): {m.stale}")
+    lines.append(f"grades file: {grades_path}")
+    return lines
+
+
+def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, grader: str,
+                configs: Sequence[str] = (), sample: int | None = None, seed: int = 0, regrade: bool = False,
+                stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Read the inputs, grade in the terminal until ``q`` or the end of input, print the summary;
+    returns the exit status (0, or 130 after Ctrl-C). ``answers``, ``runs``: folders; ``questions``,
+    ``grades``: files (module docstring); ``grader``: the name stored with each grade."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    found = restrict(load_answers(answers), configs)
+    given = read_grades(grades)
+    items = to_grade(found.items, given, sample=sample, seed=seed, regrade=regrade)
+    notes = [f"skipped {why}" for why in found.unavailable.values()]
+    if not items:
+        what = (f"a sample of {sample} (seed {seed})" if sample is not None
+                else f"{len(found.items)} answer(s)")
+        nothing = (f"nothing to grade: every one of {what} has a grade for its current answer text "
+                   "(--regrade shows them again)")
+        print("\n".join([*notes, nothing, *summary(None, found, grades)]), file=stdout)
+        return 0
+    by_id = read_questions(questions, items)
+    passages = read_passages(runs, items)
+    session = Session(items, grades, grader.strip(), given)
+    tty = stdin.isatty()
+    keys = TerminalKeys(stdin, stdout) if tty else LineKeys(stdin, stdout)
+    status = 0
+    clear = tty and stdout.isatty()
+    try:
+        interact(session, by_id, passages, keys, stdout, clear=clear)
+    except KeyboardInterrupt:
+        status = 130
+        notes.append("interrupted: every grade given is saved")
+    stdout.write(("\x1b[H\x1b[2J" if clear else "\n") + "\n".join([*notes, *summary(session, found, grades)])
+                 + "\n")
+    stdout.flush()
+    return status

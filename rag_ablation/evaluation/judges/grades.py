@@ -1,0 +1,151 @@
+"""Hand grades of generated answers: the ground truth every judge is calibrated against.
+
+``data/labels/grades.jsonl`` holds one JSON object per graded answer::
+
+    {"answer_sha256": "<sha256 of the answer text>", "config": "dense", "grader": "ana",
+     "id": "main-runbooks-03", "note": "gives the flag name but not its default",
+     "verdict": "incorrect"}
+
+``verdict`` is ``correct`` or ``incorrect``. The rule (the chapter's): an answer is correct when
+it gives the essential information of the reference answer; an answer with the key fact and some
+noise around it is correct; a refusal ("the passages don't say") to an answerable question is
+incorrect. For an unanswerable question the correct answer is to decline; anything that asserts
+an answer is incorrect.
+
+A grade applies only to the exact answer text it was given for: ``answer_sha256`` is the sha256
+of the answer's UTF-8 text, and a grade whose hash differs from the current answer's is *stale*
+(counted, never used). ``(config, id)`` is unique in the file.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from rag_ablation.core.errors import InvalidData
+from rag_ablation.core.io import numbered_json_lines, write_jsonl
+
+FIELDS = ("answer_sha256", "config", "grader", "id", "note", "verdict")
+VERDICTS = ("correct", "incorrect")
+
+
+def answer_sha256(text: str) -> str:
+    """sha256 (hex) of the answer's UTF-8 text, exactly as stored in the answers file."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Grade:
+    answer_sha256: str
+    config: str
+    grader: str
+    id: str
+    note: str
+    verdict: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.config, self.id)
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == "correct"
+
+
+def _problems(obj: Any) -> list[str]:
+    if not isinstance(obj, dict):
+        return [f"expected a JSON object with {', '.join(FIELDS)}, found {type(obj).__name__}"]
+    out = []
+    missing = [f for f in FIELDS if f not in obj]
+    extra = sorted(set(obj) - set(FIELDS))
+    if missing:
+        out.append(f"missing field(s) {', '.join(missing)}")
+    if extra:
+        out.append(f"unknown field(s) {', '.join(extra)} (expected only {', '.join(FIELDS)})")
+    for f in FIELDS:
+        if f in obj and not isinstance(obj[f], str):
+            out.append(f"field {f!r} must be a string, found {obj[f]!r}")
+    if out:
+        return out
+    for f in ("answer_sha256", "config", "grader", "id"):
+        if not obj[f].strip():
+            out.append(f"field {f!r} is empty")
+    if obj["verdict"] not in VERDICTS:
+        out.append(f"verdict {obj['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    h = obj["answer_sha256"]
+    if len(h) != 64 or any(c not in "0123456789abcdef" for c in h):
+        out.append(f"answer_sha256 {h!r} is not 64 lowercase hex digits")
+    return out
+
+
+def load_grades(path: Path) -> list[Grade]:
+    """Every grade in ``path`` (module docstring), in file order; an absent file has none.
+
+    Raises ``InvalidData`` naming every bad line (bad JSON, missing or unknown fields, a verdict
+    outside ``VERDICTS``, a malformed hash, a repeated ``(config, id)``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        return []
+    lines, errors = numbered_json_lines(path)
+    grades: list[Grade] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in lines:
+        problems = _problems(line)
+        obj = cast(dict[str, Any], line)  # a dict whenever there are no problems
+        if not problems:
+            key = (obj["config"], obj["id"])
+            if key in seen:
+                problems = [f"config {key[0]!r} question {key[1]!r} is graded again (first on line {seen[key]})"]
+            else:
+                seen[key] = number
+        if problems:
+            errors.extend(f"line {number}: {p}" for p in problems)
+        else:
+            grades.append(Grade(**{f: obj[f] for f in FIELDS}))
+    if errors:
+        raise InvalidData(
+            f"{path}: {len(errors)} bad grade line(s):\n  " + "\n  ".join(errors)
+            + "\nfix or delete these lines (rag-grade rewrites the file whole)"
+        )
+    return grades
+
+
+def write_grades(path: Path, grades: Iterable[Grade]) -> None:
+    """Write ``grades`` atomically, one sorted-key JSON object per line, sorted by config then id."""
+    rows = sorted(grades, key=lambda g: g.key)
+    write_jsonl(path, (asdict(g) for g in rows))
+
+
+@dataclass(frozen=True)
+class Matched:
+    """Grades that apply to the current answers, and how many did not."""
+
+    verdicts: dict[tuple[str, str], bool]  # (config, id) -> hand verdict is correct
+    stale: int  # graded an answer text that has since changed
+    unknown: int  # graded a (config, id) that has no current answer
+
+
+def match_grades(grades: Sequence[Grade], answers: Mapping[tuple[str, str], str]) -> Matched:
+    """Keep the grades whose ``answer_sha256`` equals the sha256 of the current answer text.
+
+    ``answers`` maps ``(config, id)`` to the current answer text.
+    """
+    return match_hashes(grades, {key: answer_sha256(text) for key, text in answers.items()})
+
+
+def match_hashes(grades: Sequence[Grade], hashes: Mapping[tuple[str, str], str]) -> Matched:
+    """``match_grades`` given the sha256 of each current answer instead of its text."""
+    verdicts: dict[tuple[str, str], bool] = {}
+    stale = unknown = 0
+    for g in grades:
+        h = hashes.get(g.key)
+        if h is None:
+            unknown += 1
+        elif h != g.answer_sha256:
+            stale += 1
+        else:
+            verdicts[g.key] = g.correct
+    return Matched(verdicts=verdicts, stale=stale, unknown=unknown)

@@ -1,0 +1,260 @@
+"""Everything about graded answers in one place: judge calibration, accuracy three ways,
+canaries, bias tests, failure tables, the two-by-two and unanswerable questions.
+
+Inputs are files other stages wrote (this module never calls an LLM): the per-question answer
+rows (``metrics/scores/answers.csv``), the per-question retrieval rows (for the top score), the
+judges' verdicts per config (``judge@CONFIG``), the canaries and pairwise verdicts
+(``judge_checks``) and the hand grades (``data/labels/grades.jsonl``).
+
+A hand grade counts only for the exact answer text it was given for (``grades.match_hashes``).
+
+* Calibration (per judge, answers of every config pooled, and per config): confusion matrix,
+  accuracy, TPR, TNR, Cohen's kappa with bootstrap intervals, the ids of every disagreement.
+* Accuracy per config and judge: hand grades only (Wilson), the judge only (naive, Wilson) and
+  PPI++ (the judge on every answer, debiased by the graded ones), with the effective sample
+  size of the hand grades. With every answer graded there is nothing to add, and PPI is
+  recorded as not applicable with that reason.
+* Failure tables and the two-by-two per config, from hand grades on the graded answers
+  (``source: hand grades``) and from the primary judge (``primary_judge``: the one that agrees
+  best with the hand grades, by Cohen's kappa) on every answer.
+* Unanswerable questions per config: decline rate (Wilson), the +1/0/-1 score (hand grades where
+  present), and a sweep of the top retrieval score under which to decline, over every question.
+* Canaries: per judge and kind, the share accepted. Bias: for the length pairs, the
+  position-consistency rate, the first-slot win rate (Wilson) and wins of the long and short
+  answers (a win counts only when both orders agree); self-preference when two answer models
+  were configured, else "not measured".
+
+``evaluate`` returns ``metrics`` (numbers only, for ``dvc metrics``), ``detail`` (ids, tables,
+reasons, for the report) and the rows of the per-question verdict file and the plot.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rag_ablation.core.config import StatsConfig
+from rag_ablation.evaluation.judges.calibration import (agreement, canary_rates, disagreements, hand_only, judge_only,
+                                                 ppi_accuracy)
+from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
+from rag_ablation.evaluation.judges.grades import Grade, match_hashes
+from rag_ablation.evaluation.statistics.inference import interval_dict, wilson_interval
+from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
+
+VERDICTS = {"correct": True, "incorrect": False, "invalid": None}
+
+
+def _numbers(obj: Any) -> Any:
+    """Only the numeric leaves (bools as 0/1) of a nested dict; lists and strings dropped."""
+    if isinstance(obj, Mapping):
+        out = {}
+        for k, v in obj.items():
+            v = _numbers(v)
+            if v is not None and v != {}:
+                out[k] = v
+        return out
+    if isinstance(obj, bool):
+        return int(obj)
+    if isinstance(obj, (int, float)):
+        return obj
+    return None
+
+
+def verdicts_of(judgment: Mapping[str, Any], judge: str) -> dict[str, bool | None]:
+    """Question id -> the judge's verdict in one ``judge@CONFIG`` file."""
+    return {r["id"]: VERDICTS[r[judge]["verdict"]] for r in judgment["verdicts"] if judge in r}
+
+
+def _available_judges(judgment: Mapping[str, Any]) -> list[str]:
+    return [n for n, j in judgment.get("judges", {}).items() if j.get("status") == "ok"]
+
+
+def calibrate(judge: str, keys: Sequence[tuple[str, str]], verdicts: Mapping[tuple[str, str], bool | None],
+              hand: Mapping[tuple[str, str], bool], settings: StatsConfig) -> dict[str, Any]:
+    """Agreement of one judge with the hand grades on ``keys`` (answers having both)."""
+    j = [verdicts[k] for k in keys]
+    h = [hand[k] for k in keys]
+    a = agreement(j, h, n_resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence)
+    d = disagreements([f"{c}/{i}" for c, i in keys], j, h)
+    return {**a.as_dict(), "disagreements": d.as_dict()}
+
+
+def config_accuracy(judge_all: Mapping[str, bool | None], hand: Mapping[str, bool],
+                    settings: StatsConfig) -> dict[str, Any]:
+    """Judge-only (naive) and PPI++ accuracy of one config for one judge (hand-only is per config)."""
+    graded = sorted(hand)
+    out: dict[str, Any] = {"judge": judge_only(list(judge_all.values()), confidence=settings.confidence).as_dict()}
+    unlabeled = [judge_all[i] for i in sorted(judge_all) if i not in hand]
+    if len(graded) < 2 or len(unlabeled) < 2:
+        out["ppi"] = None
+        out["ppi_reason"] = ("every answer is hand-graded: the judge has nothing to add" if len(unlabeled) < 2
+                             else "fewer than 2 hand grades")
+    else:
+        out["ppi"] = ppi_accuracy([hand[i] for i in graded], [judge_all[i] for i in graded], unlabeled,
+                                  confidence=settings.confidence).as_dict()
+    return out
+
+
+def primary_judge(candidates: Sequence[str], calibration: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The judge the failure tables use besides the hand grades: the candidate with the highest
+    Cohen's kappa against the hand grades (the one a reader can trust most); candidates without
+    a kappa come after, and ties keep the order of ``judge.judges``. None without candidates."""
+    def kappa(j: str) -> float:
+        k = (calibration.get(j) or {}).get("kappa") or {}
+        return k["estimate"] if k.get("estimate") is not None else float("-inf")
+    return max(candidates, key=lambda j: (kappa(j), -candidates.index(j)), default=None)
+
+
+def _rows_with(rows: Sequence[Mapping[str, Any]], correct: Mapping[str, bool | None]) -> list[dict[str, Any]]:
+    return [{**r, "correct": correct.get(r["id"])} for r in rows]
+
+
+def length_bias(pairs: Sequence[Mapping[str, Any]], confidence: float) -> dict[str, Any]:
+    """Position and length figures from pairs judged in both orders (``judge_checks`` rows).
+
+    ``consistency``: share of pairs whose two verdicts pick the same answer. ``first_slot``:
+    share of valid verdicts (both orders of every pair) that picked slot A, with a Wilson
+    interval; 0.5 is no position preference. ``long_wins``/``short_wins``/``ties``: wins count
+    only when both orders agree."""
+    picks_a = valid = 0
+    for p in pairs:
+        # x is in slot A in the first order, y in slot A in the second
+        if p["x_first_pick"] is not None:
+            valid += 1
+            picks_a += p["x_first_pick"] == "short"
+        if p["y_first_pick"] is not None:
+            valid += 1
+            picks_a += p["y_first_pick"] == "long"
+    n = len(pairs)
+    consistent = sum(p["winner"] != "tie" for p in pairs)
+    ci = wilson_interval(picks_a, valid, confidence=confidence) if valid else None
+    return {"pairs": n, "verdicts": 2 * n, "valid_verdicts": valid, "consistent": consistent,
+            "consistency": consistent / n if n else None,
+            "first_slot": {"wins": picks_a, "n": valid, "rate": picks_a / valid if valid else None,
+                           **interval_dict(ci, ("low", "high"))},
+            "long_wins": sum(p["winner"] == "long" for p in pairs),
+            "short_wins": sum(p["winner"] == "short" for p in pairs),
+            "ties": n - consistent}
+
+
+def self_preference(sp: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Per judging model, how often it picked its own model's answer (wins in both orders)."""
+    if not sp or sp.get("status") != "ok":
+        return {"status": (sp or {}).get("status", "not measured"),
+                "reason": (sp or {}).get("reason", "needs two answer models")}
+    out: dict[str, Any] = {"status": "ok", "models": sp["models"], "judges": {}}
+    for judge, pairs in sp["pairs"].items():
+        n = len(pairs)
+        own = sum(p["winner"] == judge for p in pairs)
+        other = sum(p["winner"] not in (judge, "tie") for p in pairs)
+        out["judges"][judge] = {"pairs": n, "own_wins": own, "other_wins": other, "ties": n - own - other,
+                                "own_rate": own / n if n else None}
+    return out
+
+
+def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequence[Mapping[str, Any]],
+             judgments: Mapping[str, Mapping[str, Any]], checks: Mapping[str, Any] | None,
+             grades: Sequence[Grade], judges: Sequence[str], settings: StatsConfig
+             ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(metrics, detail, verdict_rows, plot_rows)`` (module docstring)."""
+    detail: dict[str, Any] = {"configs": {}, "calibration": {}, "canaries": {}, "bias": {}, "grades": {}}
+    hashes: dict[tuple[str, str], str] = {}
+    judge_verdicts: dict[str, dict[tuple[str, str], bool | None]] = {j: {} for j in judges}
+    available: dict[str, set[str]] = {}
+    for config, jd in judgments.items():
+        if jd.get("status") != "ok":
+            detail["configs"][config] = {"status": jd.get("status"), "reason": jd.get("reason")}
+            continue
+        available[config] = set(_available_judges(jd))
+        for r in jd["verdicts"]:
+            hashes[(config, r["id"])] = r["answer_sha256"]
+        for j in judges:
+            if j in available[config]:
+                for i, v in verdicts_of(jd, j).items():
+                    judge_verdicts[j][(config, i)] = v
+    matched = match_hashes(grades, hashes)
+    hand = matched.verdicts
+    detail["grades"] = {"matching": len(hand), "stale": matched.stale, "unknown": matched.unknown,
+                        "answers": len(hashes)}
+
+    for j in judges:
+        keys = sorted(k for k in hand if k in judge_verdicts[j])
+        detail["calibration"][j] = (calibrate(j, keys, judge_verdicts[j], hand, settings) if keys
+                                    else {"status": "unavailable", "reason": "no hand-graded answer has this judge's verdict"})
+
+    by_config: dict[str, list[Mapping[str, Any]]] = {}
+    for r in answer_rows:
+        by_config.setdefault(r["config"], []).append(r)
+    top_score = {(r["config"], r["id"]): r["top_score"] for r in retrieval_rows}
+    answerable_of = {(r["config"], r["id"]): bool(r["answerable"]) for r in retrieval_rows}
+    verdict_rows: list[dict[str, Any]] = []
+    plot_rows: list[dict[str, Any]] = []
+    for config in judgments:
+        if config not in available:
+            continue
+        rows = by_config.get(config, [])
+        ids = [r["id"] for r in rows]
+        hand_c = {i: hand[(config, i)] for i in ids if (config, i) in hand}
+        primary = primary_judge([j for j in judges if j in available[config]], detail["calibration"])
+        entry: dict[str, Any] = {"status": "ok", "answers": len(rows), "graded": len(hand_c), "primary_judge": primary,
+                                 "accuracy": {"hand": hand_only([hand_c[i] for i in sorted(hand_c)],
+                                                                confidence=settings.confidence).as_dict()
+                                              if hand_c else None}}
+        for j in judges:
+            if j in available[config]:
+                all_j = {i: judge_verdicts[j].get((config, i)) for i in ids}
+                entry["accuracy"][j] = config_accuracy(all_j, hand_c, settings)
+                keys = sorted((config, i) for i in hand_c)
+                entry.setdefault("calibration", {})[j] = (calibrate(j, keys, judge_verdicts[j], hand, settings)
+                                                          if keys else None)
+        graded_rows = [r for r in rows if r["id"] in hand_c]
+        sources = {"hand": (HAND_GRADES, _rows_with(graded_rows, hand_c))}
+        if primary is not None:
+            sources["judge"] = (f"{JUDGE_PREFIX}{primary}",
+                                _rows_with(rows, {i: judge_verdicts[primary].get((config, i)) for i in ids}))
+        for key, (source, srows) in sources.items():
+            if not srows:
+                continue
+            entry.setdefault("failures", {})[key] = failure_table(srows).as_dict()
+            tbt = two_by_two(srows, source=source)
+            entry.setdefault("two_by_two", {})[key] = {**tbt.as_dict(), "markdown": tbt.markdown()}
+            entry.setdefault("crag", {})[key] = crag_score(srows).as_dict()
+        dr = decline_rate(rows, confidence=settings.confidence)
+        entry["decline"] = dr.as_dict() if dr is not None else None
+        q_ids = sorted(i for (c, i) in top_score if c == config and top_score[(c, i)] is not None)
+        kinds = [answerable_of[(config, i)] for i in q_ids]
+        if q_ids and any(kinds) and not all(kinds):
+            sweep = threshold_sweep([top_score[(config, i)] for i in q_ids], kinds)
+            entry["threshold"] = {k: v for k, v in sweep.as_dict().items() if k != "points"}
+            plot_rows += [{"config": config, **p} for p in sweep.curve()]
+        else:
+            entry["threshold"] = None
+        detail["configs"][config] = entry
+        for r in rows:
+            vr = {"config": config, "id": r["id"], "slice": r["slice"], "answer_sha256": hashes.get((config, r["id"])),
+                  "hand": _flag(hand.get((config, r["id"])))}
+            for j in judges:
+                vr[j] = ({True: "1", False: "0", None: "invalid"}[judge_verdicts[j].get((config, r["id"]))]
+                         if j in available[config] else "unavailable")
+            verdict_rows.append(vr)
+
+    if checks:
+        items = checks["canaries"]["items"]
+        for j in judges:
+            if checks["judges"].get(j, {}).get("status") != "ok":
+                detail["canaries"][j] = {"status": "unavailable", "reason": checks["judges"].get(j, {}).get("reason")}
+                continue
+            by_kind: dict[str, list[bool | None]] = {k: [] for k in checks["canaries"]["kinds"]}
+            for it in items:
+                by_kind[it["kind"]].append(VERDICTS[it[f"verdict_{j}"]])
+            by_kind = {k: v for k, v in by_kind.items() if v}
+            detail["canaries"][j] = ({k: r.as_dict() for k, r in canary_rates(by_kind, confidence=settings.confidence).items()}
+                                     if by_kind else {"status": "unavailable", "reason": "no graded question"})
+        length = checks.get("length") or {}
+        detail["bias"]["length"] = (length_bias(length["pairs"], settings.confidence) if length.get("status") == "ok"
+                                    else {"status": length.get("status"), "reason": length.get("reason")})
+        detail["bias"]["self_preference"] = self_preference(checks.get("self_preference"))
+    return _numbers(detail), detail, verdict_rows, plot_rows
+
+
+def _flag(v: bool | None) -> str:
+    return "" if v is None else str(int(v))

@@ -1,0 +1,57 @@
+"""Table cells and Markdown tables, shared by every report and command output.
+
+One place for how a number is written, so the report (``rag_ablation.evaluation.report.markdown``,
+``judge_report``), the revision diff (``rag_ablation.evaluation.statistics.revision_diff``) and the
+retrieval gate (``rag_ablation.evaluation.gate.formats``) print the same value the same way.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+
+def num(x: float) -> str:
+    """A value in [0, 1] with three decimals: ``0.766``."""
+    return f"{x:.3f}"
+
+
+def signed(x: float) -> str:
+    """A change with its sign: ``+0.045``, ``-0.013``, ``+0.000``."""
+    return f"{x:+.3f}"
+
+
+def interval(d: Mapping[str, float], fmt=num) -> str:
+    """``ci_low`` to ``ci_high`` of a metrics entry: ``0.695 to 0.831``."""
+    return f"{fmt(d['ci_low'])} to {fmt(d['ci_high'])}"
+
+
+def p_value(p: float) -> str:
+    """``<0.001`` below one in a thousand, else three decimals."""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def points(mde: float) -> str:
+    """A minimum detectable effect in percentage points: ``0.0712`` -> ``7.1 points``."""
+    return f"{100 * mde:.1f} points"
+
+
+def detectable(change: object) -> str:
+    """The "could detect" cell of a 0/1 change: its MDE in points, or a note when the two
+    sides never disagree (the MDE from an observed disagreement of 0 would read 0 points).
+    ``change`` is a ``BinaryChange`` or a metrics entry with ``fixed``, ``broken`` and ``mde``."""
+    if isinstance(change, Mapping):
+        fixed, broken, mde = change["fixed"], change["broken"], change["mde"]
+    else:
+        fixed, broken, mde = change.counts.fixed, change.counts.broken, change.mde  # type: ignore[attr-defined]
+    return "n/a: no question differs" if fixed + broken == 0 else points(mde)
+
+
+def share(x: float) -> str:
+    """A share as a whole percentage: ``0.437`` -> ``44%``."""
+    return f"{100 * x:.0f}%"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table; ``|`` inside a cell is escaped."""
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+    return "\n".join([line(header), line(["---"] * len(header)), *(line(r) for r in rows)])

@@ -1,0 +1,234 @@
+"""The report's sections on graded answers, from ``judge_eval``'s detail file.
+
+Only formats numbers already computed (``rag_ablation.evaluation.judges.judge_eval``): calibration of
+every judge with intervals and its disagreements, accuracy per config three ways (hand grades,
+each judge alone, PPI++), canaries, bias, failure tables, the two-by-two and unanswerable
+questions. A value that could not be computed is shown as ``n/a`` with the reason where known.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rag_ablation.evaluation.judges.failures import FAILURE_CATEGORIES
+from rag_ablation.evaluation.report.formatting import table
+
+Detail = Mapping[str, Any]
+
+
+def pct(x: float | None) -> str:
+    """A share as a percentage with one decimal, or ``n/a``."""
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def num3(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def with_ci(estimate: float | None, low: float | None, high: float | None, fmt=num3) -> str:
+    """``0.113 (0.060 to 0.200)``; ``n/a`` when there is no estimate."""
+    if estimate is None:
+        return "n/a"
+    if low is None or high is None:
+        return fmt(estimate)
+    return f"{fmt(estimate)} ({fmt(low)} to {fmt(high)})"
+
+
+def _stat(d: Mapping[str, Any]) -> str:
+    est = d.get("estimate")
+    iv = d.get("interval") or {}
+    return with_ci(est, iv.get("low", d.get("low")), iv.get("high", d.get("high")))
+
+
+def _ids(ids: Sequence[str]) -> str:
+    return ", ".join(f"`{i}`" for i in ids) if ids else "none"
+
+
+def calibration_section(detail: Detail, judges: Sequence[str], confidence: float) -> str:
+    g = detail["grades"]
+    rows, notes = [], []
+    for j in judges:
+        c = detail["calibration"].get(j, {})
+        if "confusion" not in c:
+            rows.append([f"`{j}`", "n/a", "", "", "", "", c.get("reason", "unavailable")])
+            continue
+        cm = c["confusion"]
+        rows.append([f"`{j}`", f"{c['n']} ({c['invalid']} invalid)", _stat(c["accuracy"]), _stat(c["tpr"]),
+                     _stat(c["tnr"]), _stat(c["kappa"]), f"{cm['tp']} / {cm['fp']} / {cm['fn']} / {cm['tn']}"])
+        d = c["disagreements"]
+        notes.append(f"<details><summary><code>{j}</code>: {len(d['false_accepts'])} false accept(s), "
+                     f"{len(d['false_rejects'])} false reject(s), {len(d['invalid'])} invalid</summary>\n\n"
+                     f"- accepted, graded wrong: {_ids(d['false_accepts'])}\n"
+                     f"- rejected, graded correct: {_ids(d['false_rejects'])}\n"
+                     f"- invalid reply: {_ids(d['invalid'])}\n\n</details>")
+    return "\n".join([
+        "## Judges against hand grades", "",
+        f"{g['matching']} hand grades (data/labels/grades.jsonl) match the current text of {g['answers']} answers; "
+        f"{g['stale']} graded an answer that has since changed and {g['unknown']} an answer that no longer exists "
+        "(neither is used). Each judge is compared with them on every graded answer of every config. "
+        f"Intervals: {confidence:.0%} bootstrap over answers. TPR: the judge accepts what the grader accepted; "
+        "TNR: the judge rejects what the grader rejected; kappa: agreement beyond chance (0 = chance, 1 = perfect). "
+        "An invalid reply (not exactly CORRECT or INCORRECT) is counted, never guessed.", "",
+        table(["judge", "answers (invalid)", "accuracy", "TPR", "TNR", "Cohen's kappa", "TP / FP / FN / TN"], rows),
+        "", "Disagreements (config/question):", "", *notes])
+
+
+def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[str], confidence: float) -> str:
+    rows, ppi_rows = [], []
+    for c in configs:
+        e = detail["configs"].get(c, {})
+        if e.get("status") != "ok":
+            rows.append([f"`{c}`", f"unavailable: {e.get('reason')}", *[""] * len(judges)])
+            continue
+        acc = e["accuracy"]
+        hand = acc.get("hand")
+        hand_cell = f"{with_ci(hand['estimate'], hand['low'], hand['high'])}, n={hand['n']}" if hand else "no grades"
+        cells = []
+        for j in judges:
+            a = acc.get(j)
+            if a is None:
+                cells.append("unavailable")
+                continue
+            n = a["judge"]
+            cells.append(f"{with_ci(n['estimate'], n['low'], n['high'])}, n={n['n']}"
+                         + (f", {n['invalid']} invalid" if n["invalid"] else ""))
+            p = a.get("ppi")
+            if p is None:
+                ppi_rows.append([f"`{c}`", f"`{j}`", "n/a", "", "", a.get("ppi_reason", "")])
+            else:
+                gain = "n/a" if p["gain"] is None else f"{p['gain']:.2f}x ({p['n_labeled']} grades count as {p['n_eff']:.0f})"
+                ppi_rows.append([f"`{c}`", f"`{j}`", with_ci(p["estimate"], p["low"], p["high"]),
+                                 with_ci(hand["estimate"] if hand else None, *(p["classical"][k] for k in ("low", "high")))
+                                 if p.get("classical") else "n/a", f"{p['n_labeled']} + {p['n_unlabeled']}", gain])
+        rows.append([f"`{c}`", f"{e['answers']} answers, {e['graded']} graded", hand_cell, *cells])
+    return "\n".join([
+        "## Answer accuracy three ways", "",
+        f"Share of answers that are correct, with {confidence:.0%} Wilson intervals: by hand grades alone (graded "
+        "answers only), by each judge alone on every answer (naive: it inherits the judge's errors above), and "
+        "prediction-powered (PPI++, ppi-python): the judge on every answer, corrected by the graded ones. PPI++ "
+        "is never much wider than the hand grades alone; the gain is the effective number of hand grades it is "
+        "worth (1x = the judge adds nothing).", "",
+        table(["config", "answers", "hand grades", *[f"judge `{j}` alone" for j in judges]], rows), "",
+        table(["config", "judge", "PPI++ accuracy", "hand grades alone (normal interval)", "graded + ungraded",
+               "effective sample-size gain"], ppi_rows)])
+
+
+def canary_section(detail: Detail, judges: Sequence[str]) -> str:
+    rows = []
+    for j in judges:
+        c = detail["canaries"].get(j)
+        if not c or "status" in c:
+            rows.append([f"`{j}`", "n/a", "", "", (c or {}).get("reason") or "not run"])
+            continue
+        for kind, r in c.items():
+            should = "accept" if r["expected_accept"] else "reject"
+            rows.append([f"`{j}`", kind, should, with_ci(r["accepted"], r["low"], r["high"], pct),
+                         f"{r['n']}" + (f" ({r['invalid']} invalid)" if r["invalid"] else "")])
+    return "\n".join([
+        "## Canaries", "",
+        "Made-up answers for every graded answerable question (texts in metrics/scores/canaries.csv): four that "
+        "must be rejected (\"Yes.\", \"Sure, here is the answer.\", the question repeated, an empty answer) and two "
+        "that must be accepted (the reference padded to about three times its length with no new facts, and the "
+        "reference reworded). The share the judge accepted, with a Wilson interval:", "",
+        table(["judge", "canary", "a sound judge would", "accepted", "answers"], rows)])
+
+
+def bias_section(detail: Detail) -> str:
+    b = detail.get("bias", {})
+    length = b.get("length", {})
+    out = ["## What the judge prefers", ""]
+    if "pairs" in length:
+        fs = length["first_slot"]
+        out += [
+            f"Each of {length['pairs']} references was compared with its padded version, in both orders "
+            f"({length['verdicts']} verdicts, {length['valid_verdicts']} valid). A win counts only when both "
+            "orders pick the same answer; otherwise it is a tie.", "",
+            table(["position consistency", "first slot wins", "long wins", "short wins", "ties"],
+                  [[f"{length['consistent']}/{length['pairs']} ({pct(length['consistency'])})",
+                    f"{fs['wins']}/{fs['n']}, {with_ci(fs['rate'], fs['low'], fs['high'], pct)}",
+                    str(length["long_wins"]), str(length["short_wins"]), str(length["ties"])]]), ""]
+    else:
+        out += [f"Position and length: {length.get('status', 'not run')}: {length.get('reason')}.", ""]
+    sp = b.get("self_preference", {})
+    if sp.get("status") == "ok":
+        rows = [[f"`{j}`", str(r["pairs"]), str(r["own_wins"]), str(r["other_wins"]), str(r["ties"])]
+                for j, r in sp["judges"].items()]
+        models = ", ".join(f"{k}: {v.get('model')}" for k, v in sp["models"].items())
+        out += [f"Self-preference ({models}): each model judged both models' answers in both orders.", "",
+                table(["judging model", "pairs", "picked its own", "picked the other", "ties"], rows)]
+    else:
+        out += [f"Self-preference: {sp.get('status', 'not measured')}: {sp.get('reason', 'needs two answer models')}."]
+    return "\n".join(out)
+
+
+FAILURE_LABELS = {
+    "refused_with_relevant": "refused, relevant passage in prompt",
+    "refused_without_relevant": "refused, none in prompt",
+    "wrong_with_relevant": "wrong, relevant passage in prompt",
+    "wrong_without_relevant": "wrong, none in prompt (retrieval failure)",
+    "correct_with_relevant": "correct, relevant passage in prompt",
+    "correct_without_relevant": "correct, none in prompt",
+    "unknown": "verdict unknown",
+}
+
+
+def failures_section(detail: Detail, configs: Sequence[str]) -> str:
+    out = ["## Where answers fail", ""]
+    for c in configs:
+        e = detail["configs"].get(c, {})
+        if e.get("status") != "ok":
+            continue
+        for key, label in (("hand", "hand grades"), ("judge", f"judge `{e.get('primary_judge')}`")):
+            f = e.get("failures", {}).get(key)
+            if not f:
+                continue
+            rows = [[FAILURE_LABELS.get(cat, cat), str(f[cat]["count"]), pct(f[cat]["share"])]
+                    for cat in FAILURE_CATEGORIES if cat in f]
+            out += [f"### `{c}`, correctness from {label} ({f['n']} answerable answers)", "",
+                    table(["what happened", "answers", "share"], rows), "",
+                    "Retrieved by correct (the lesson's two-by-two):", "",
+                    e["two_by_two"][key]["markdown"], ""]
+    return "\n".join(out).rstrip()
+
+
+def unanswerable_section(detail: Detail, configs: Sequence[str]) -> str:
+    rows, thr = [], []
+    for c in configs:
+        e = detail["configs"].get(c, {})
+        if e.get("status") != "ok":
+            continue
+        d = e.get("decline")
+        decline = f"{d['declines']}/{d['n']}, {with_ci(d['estimate'], d['low'], d['high'], pct)}" if d else "n/a"
+        crag = e.get("crag", {})
+        cells = [num3(crag[k].get("score")) + f" (n={crag[k].get('scored', 0)})" if k in crag else "n/a"
+                 for k in ("hand", "judge")]
+        if "judge" in crag:
+            cells[1] += f", `{e.get('primary_judge')}`"
+        rows.append([f"`{c}`", decline, *cells])
+        t = e.get("threshold")
+        if t:
+            best = t["best"]
+            thr.append([f"`{c}`", num3(t["answerable_median"]), num3(t["unanswerable_median"]), num3(t["auc"]),
+                        f"{best['threshold']:.4f}", pct(best["coverage"]), pct(best["false_decline_rate"]),
+                        pct(best["false_answer_rate"])])
+    return "\n".join([
+        "## Unanswerable questions", "",
+        "Decline rate on the unanswerable questions, with a Wilson interval, and the score +1 correct, 0 declined, "
+        "-1 wrong over all answered questions (on unanswerable ones a decline is the correct answer).", "",
+        table(["config", "declined (unanswerable)", "score, hand grades",
+               "score, primary judge (best kappa against the hand grades)"], rows), "",
+        "Could the system decline on its own? The top retrieval score of every question (reranker's where "
+        "available, else fused, else the retriever's), answerable against unanswerable. Declining when the "
+        "score is below a threshold: the best threshold by balanced accuracy, with its error rates (coverage "
+        "against accuracy for every threshold in metrics/plots/coverage.json).", "",
+        table(["config", "median top score, answerable", "median, unanswerable", "AUC", "best threshold",
+               "coverage", "answerable declined", "unanswerable answered"], thr)])
+
+
+def render_answers(detail: Detail, *, configs: Sequence[str], judges: Sequence[str], confidence: float) -> str:
+    """Every section above, joined; empty when no config has judged answers."""
+    if not any(detail["configs"].get(c, {}).get("status") == "ok" for c in configs):
+        return ""
+    return "\n\n".join([calibration_section(detail, judges, confidence),
+                        accuracy_section(detail, configs, judges, confidence), canary_section(detail, judges),
+                        bias_section(detail), failures_section(detail, configs), unanswerable_section(detail, configs)])

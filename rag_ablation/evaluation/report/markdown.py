@@ -1,0 +1,269 @@
+"""The Markdown report (``metrics/report.md``), rendered from the statistics metrics file.
+
+The report reads the numbers the ``stats`` stage wrote (``metrics/stats.json``, the dict of
+:func:`rag_ablation.evaluation.statistics.stats.to_metrics`), so it can never disagree with what
+``dvc metrics diff`` shows, and it adds no randomness of its own. Configs appear in params order;
+a config that is not in the metrics file, or is marked unavailable, is named as unavailable.
+
+Sections: the configs with recall@1/5/10 and MRR@10 and their intervals; recall per slice
+(slices under ``stats.min_slice`` questions are marked too small to decide on); paired changes
+against the baseline (fixed and broken counts, the change with its interval, the sign test,
+Holm's adjustment with the family size, the smallest detectable change) and the same for
+MRR@10; fixed and broken counts per slice; the subsampling table; the judge-free answer proxy
+with its n. A change is called real only when its interval excludes 0 and its Holm-adjusted p
+is below 0.05 (:data:`rag_ablation.evaluation.statistics.comparison.SIGNIFICANCE`).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rag_ablation.core.config import StatsConfig
+from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF, RR_COLUMN, SIGNIFICANCE
+from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
+from rag_ablation.evaluation.report.formatting import (detectable, interval, num, p_value, points, share, signed,
+                                                     table)
+from rag_ablation.evaluation.report.plot_data import LABELS
+
+Metrics = Mapping[str, Any]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def available(metrics: Metrics, name: str) -> bool:
+    return bool(metrics.get(name, {}).get("available"))
+
+
+def config_label(name: str, baseline: str) -> str:
+    return f"`{name}` (baseline)" if name == baseline else f"`{name}`"
+
+
+def real(change: Mapping[str, float]) -> bool:
+    """Interval excludes 0 and Holm p < 0.05 (recomputed from the rounded metrics)."""
+    return (change["ci_low"] > 0 or change["ci_high"] < 0) and change["p_holm"] < SIGNIFICANCE
+
+
+def verdict(change: Mapping[str, float]) -> str:
+    """``no change`` (a point interval at 0), ``real gain``, ``real loss`` or ``within the noise``."""
+    if change["ci_low"] == change["ci_high"] == 0:
+        return "no change"
+    if not real(change):
+        return "within the noise"
+    return "real gain" if change["delta"] > 0 else "real loss"
+
+
+def _measure_cell(entry: Mapping[str, Any], measure: str) -> str:
+    d = entry.get(measure)
+    return "" if d is None else f"{num(d['value'])} ({interval(d)})"
+
+
+def _slices(metrics: Metrics, configs: Sequence[str]) -> dict[str, tuple[int, bool]]:
+    """Slice -> (n, too_small), from the first available config that has the slice."""
+    out: dict[str, tuple[int, bool]] = {}
+    for name in configs:
+        for s, g in metrics.get(name, {}).get("by_slice", {}).items():
+            out.setdefault(s, (int(g["n"]), bool(g.get("too_small"))))
+    return dict(sorted(out.items()))
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def intro(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
+    base = metrics.get(settings.baseline, {})
+    n = base.get("n") if available(metrics, settings.baseline) else None
+    unit = "source documents (cluster bootstrap)" if settings.cluster else "questions"
+    lines = [
+        "# Retrieval ablation: what changed, and can you believe it",
+        "",
+        f"Baseline: `{settings.baseline}`" + (f", {n} answerable questions." if n is not None else
+                                              ", unavailable (no scored rows): no paired comparisons."),
+        f"Intervals: {settings.confidence:.0%} {settings.method} bootstrap over {unit}, "
+        f"{settings.resamples:,} resamples, seed {settings.seed}. Configs in params.yaml order: "
+        f"{len([c for c in configs if available(metrics, c)])} of {len(configs)} available.",
+    ]
+    return "\n".join(lines)
+
+
+def how_to_read(settings: StatsConfig) -> str:
+    measure = LABELS[RECALL_OF[settings.measure]]
+    return "\n".join([
+        "## How to read this",
+        "",
+        "- Each number is a mean over questions; the interval is the range that different questions of the "
+        "same kind would plausibly give. With n questions, one question moves a recall by 1/n, so the "
+        "third decimal means little.",
+        "- Overlapping intervals of two configs do not mean they are equal: they were run on the same "
+        "questions, so compare them pairwise (the paired table), which is far less noisy.",
+        f"- A change is **real** when its interval excludes 0 **and** its Holm-adjusted p-value is below "
+        f"{SIGNIFICANCE} (Holm corrects for testing every config against the baseline; the family size is "
+        "printed). Everything else is within the noise of this question set: not proof of no effect.",
+        f"- *Could detect* is the smallest change in {measure} that this set finds 80% of the time "
+        "(alpha 0.05), given how often the two configs disagree. A smaller true change will usually be missed.",
+        f"- A slice with fewer than {settings.min_slice} questions is marked too small to decide on.",
+    ])
+
+
+def configs_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
+    effect = RECALL_OF[settings.measure]
+    header = ["config", "n", *(LABELS[m] for m in MEASURES)]
+    if settings.cluster:
+        header.append(f"design effect ({LABELS[effect]})")
+    rows = []
+    for name in configs:
+        if not available(metrics, name):
+            rows.append([config_label(name, settings.baseline), "unavailable", *[""] * (len(header) - 2)])
+            continue
+        entry = metrics[name]
+        row = [config_label(name, settings.baseline), str(entry["n"]), *(_measure_cell(entry, m) for m in MEASURES)]
+        if settings.cluster:
+            de = entry.get(effect, {}).get("design_effect")
+            row.append("" if de is None else f"{de:.2f}")
+        rows.append(row)
+    return "\n".join(["## Configs", "", "Each cell: the value and its interval.", "", table(header, rows)])
+
+
+def slices_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
+    measure = RECALL_OF[settings.measure]
+    slices = _slices(metrics, configs)
+    if not slices:
+        return ""
+    header = ["config", *(f"{s} (n={n}{', too small' if small else ''})" for s, (n, small) in slices.items())]
+    rows = []
+    for name in configs:
+        if not available(metrics, name):
+            rows.append([config_label(name, settings.baseline), "unavailable", *[""] * (len(slices) - 1)])
+            continue
+        by_slice = metrics[name].get("by_slice", {})
+        rows.append([config_label(name, settings.baseline),
+                     *(_measure_cell(by_slice.get(s, {}), measure) for s in slices)])
+    return "\n".join([f"## {LABELS[measure]} by slice", "", table(header, rows)])
+
+
+def _comparisons(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> list[tuple[str, Metrics]]:
+    return [(name, metrics[name]["vs_baseline"]) for name in configs
+            if name != settings.baseline and available(metrics, name) and "vs_baseline" in metrics[name]]
+
+
+def paired_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
+    compared = _comparisons(metrics, configs, settings)
+    label = LABELS[RECALL_OF[settings.measure]]
+    title = f"## Paired changes against `{settings.baseline}`"
+    if not compared:
+        return f"{title}\n\nNo config could be compared with the baseline."
+    family = next((v[settings.measure]["family"] for _, v in compared if settings.measure in v), 0)
+    rows, rr_rows, notes = [], [], []
+    for name, vs in compared:
+        if vs.get("only_config") or vs.get("only_baseline"):
+            notes.append(f"- `{name}`: {vs['only_config']} question(s) only it has and {vs['only_baseline']} only "
+                         "the baseline has were left out, not paired.")
+        b, r = vs.get(settings.measure), vs.get(RR_COLUMN)
+        if b is None or r is None:
+            rows.append([f"`{name}`", "no shared questions", *[""] * 8])
+            continue
+        rows.append([f"`{name}`", str(vs["n"]), str(b["fixed"]), str(b["broken"]), signed(b["delta"]),
+                     interval(b, signed), p_value(b["p_sign"]), p_value(b["p_holm"]), detectable(b), verdict(b)])
+        rr_mde = points(r["mde"]) if r["mde"] > 0 else "n/a: no question differs"
+        rr_rows.append([f"`{name}`", signed(r["delta"]), interval(r, signed), p_value(r["p_sign_flip"]),
+                        p_value(r["p_holm"]), rr_mde, verdict(r)])
+    header = ["config", "n", "fixed", "broken", f"change in {label}", f"{settings.confidence:.0%} interval",
+              "p (sign test)", f"Holm p (family of {family})", "could detect", "verdict"]
+    rr_header = ["config", "change in MRR@10", f"{settings.confidence:.0%} interval", "p (sign-flip)",
+                 f"Holm p (family of {family})", "could detect", "verdict"]
+    parts = [title, "",
+             f"Same questions, question by question. *Fixed*: the baseline missed it in the top "
+             f"{settings.measure.rsplit('_', 1)[-1]} and the config found it; *broken*: the reverse.",
+             "", table(header, rows), "", table(rr_header, rr_rows)]
+    if notes:
+        parts += ["", *notes]
+    return "\n".join(parts)
+
+
+def slice_counts_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
+    compared = _comparisons(metrics, configs, settings)
+    slices = sorted({s for _, vs in compared for s in vs.get("by_slice", {})})
+    if not compared or not slices:
+        return ""
+    header = ["config", *slices]
+    rows = []
+    for name, vs in compared:
+        cells = []
+        for s in slices:
+            d = vs.get("by_slice", {}).get(s)
+            cells.append("" if d is None else f"+{d['fixed']} / -{d['broken']}" + (" (too small)" if d["too_small"]
+                                                                                   else ""))
+        rows.append([f"`{name}`", *cells])
+    label = LABELS[RECALL_OF[settings.measure]]
+    return "\n".join([f"### Fixed / broken per slice ({label})", "",
+                      "`rag-ablation diff REV` names the questions; sign-test p-values per slice are in "
+                      "`metrics/stats.json` (unadjusted).", "", table(header, rows)])
+
+
+def subsample_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
+    base = metrics.get(settings.baseline, {}).get("subsample")
+    if not base:
+        return ""
+    keys = sorted(base, key=lambda k: base[k]["n"])
+    label = LABELS[RECALL_OF[settings.measure]]
+    header = ["", *(f"{base[k]['n']} questions" + (" (all)" if k == "all" else "") for k in keys)]
+    rows = [[f"`{settings.baseline}` {label}, range of 90% of draws",
+             *(num(base[k]["low"]) if base[k]["low"] == base[k]["high"] else
+               f"{num(base[k]['low'])} to {num(base[k]['high'])}" for k in keys)]]
+    for name, _ in _comparisons(metrics, configs, settings):
+        sub = metrics[name].get("subsample", {})
+        rows.append([f"`{name}`: gain gone or reversed", *(share(sub[k]["lost_share"]) if k in sub else ""
+                                                            for k in keys)])
+    return "\n".join([
+        "## How many questions does it take?", "",
+        f"Draws of n questions from this set ({settings.subsample_draws:,} per size, seed {settings.seed}): the "
+        f"spread of the baseline's {label}, and how often each config's gain over the baseline would have looked "
+        "like no gain or a loss. With all questions the share is 0% or 100%.", "",
+        table(header, rows)])
+
+
+def answers_section(metrics: Metrics, answered: Sequence[str], settings: StatsConfig) -> str:
+    if not answered:
+        return ""
+    rows = []
+    for name in answered:
+        a = metrics.get(name, {}).get("answers", {})
+        d = a.get(ANSWER_PROXY)
+        if not a.get("available") or d is None:
+            rows.append([f"`{name}`", "unavailable", "", ""])
+            continue
+        rows.append([f"`{name}`", num(d["value"]), interval(d), str(d["n"])])
+    return "\n".join([
+        "## Answers (judge-free proxy)", "",
+        "Share of answers that contain the normalized reference answer, on the answerable questions that were "
+        "answered. This is a proxy computed without any judge, not a graded accuracy: a correct answer in other "
+        "words counts as wrong, and a long answer that quotes the reference among errors counts as right.", "",
+        table(["config", "contains reference", f"{settings.confidence:.0%} Wilson interval", "n"], rows)])
+
+
+def audit_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
+    """Original against audited labels, per config (only when the stats carry an audit)."""
+    audited = [n for n in configs if available(metrics, n) and "audited" in metrics[n]]
+    if not audited:
+        return ""
+    found = sum(metrics[n]["audited"]["newly_found"] for n in audited)
+    recall = RECALL_OF[settings.measure]
+    header = ["config", f"{LABELS[recall]} original", f"{LABELS[recall]} audited", "MRR@10 original", "MRR@10 audited",
+              "questions changed", f"newly found at {LABELS[recall]}"]
+    rows = [[config_label(n, settings.baseline), _measure_cell(metrics[n], recall),
+             _measure_cell(metrics[n]["audited"], recall), _measure_cell(metrics[n], "mrr_at_10"),
+             _measure_cell(metrics[n]["audited"], "mrr_at_10"), str(metrics[n]["audited"]["changed"]),
+             str(metrics[n]["audited"]["newly_found"])] for n in audited]
+    return "\n".join(["## Label audit: before and after", "",
+                      "The audit (data/labels/audit.jsonl) adds passages that were read and found to answer a "
+                      "question its span did not cover. The stored rankings are re-scored with them; nothing is "
+                      f"searched again. Across configs, {found} miss(es) turn out to be hits.", "", table(header, rows)])
+
+
+def render(metrics: Metrics, *, configs: Sequence[str], answered: Sequence[str], settings: StatsConfig) -> str:
+    """The whole report as Markdown text (module docstring), ending with a newline."""
+    sections = [intro(metrics, configs, settings), how_to_read(settings), configs_section(metrics, configs, settings),
+                slices_section(metrics, configs, settings), paired_section(metrics, configs, settings),
+                slice_counts_section(metrics, configs, settings), subsample_section(metrics, configs, settings),
+                audit_section(metrics, configs, settings), answers_section(metrics, answered, settings)]
+    return "\n\n".join(s for s in sections if s) + "\n"

@@ -1,0 +1,115 @@
+"""Rows for DVC plots (``metrics/plots/*.json``), built from a :class:`StatsResult`.
+
+Each function returns a flat list of dicts, one per bar, whisker or point, in params order, for
+the templates in ``.dvc/plots/``. Every bar row has a ``panel`` (the facet it is drawn in: a
+measure, a slice or a comparison) so one template serves every file, and ``order`` /
+``panel_order`` (0-based positions of the config in params and of the panel) because a chart's
+axes otherwise sort names alphabetically:
+
+- :func:`config_bars`: per config and measure, ``value``, ``ci_low``, ``ci_high`` and ``n``;
+- :func:`slice_bars`: per config and slice, the recall of ``stats.measure`` with its interval,
+  ``n`` and ``too_small`` (0/1);
+- :func:`change_bars`: per compared config, the paired change of ``stats.measure`` and of
+  RR@10 against the baseline with its interval, the Holm p and ``real`` (0/1);
+- :func:`subsample_points`: per config and number of questions, the share of draws in which
+  its gain over the baseline disappears or reverses (``value``, 0 to 1).
+
+An unavailable config keeps one row per panel with ``available: 0`` and no numbers, so it is
+named on the axis without a bar. Floats are rounded like the metrics file.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF, RR_COLUMN, is_real, rounded, rounded_p
+from rag_ablation.evaluation.statistics.inference import Interval, interval_dict
+from rag_ablation.evaluation.statistics.stats import METRICS_INTERVAL, StatsResult
+
+LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10"}
+"""How a measure is named on a chart and in the report."""
+
+FILES = ("configs.json", "slices.json", "changes.json", "subsample.json")
+"""The plot files the statistics stage writes, in this order of :func:`all_plots`."""
+
+
+def _bar(config: str, panel: str, interval: Interval, **extra: Any) -> dict[str, Any]:
+    """One bar: ``interval`` spelled as in the metrics file (``value``, ``ci_low``, ``ci_high``, rounded)."""
+    return {"config": config, "panel": panel, "available": 1,
+            **interval_dict(interval, METRICS_INTERVAL, number=rounded), **extra}
+
+
+def _ordered(rows: list[dict[str, Any]], configs: list[str]) -> list[dict[str, Any]]:
+    """``rows`` with ``order`` (the config's position in ``configs``) and ``panel_order`` (the
+    position of the row's panel in order of first appearance)."""
+    panels: dict[str, int] = {}
+    for row in rows:
+        panels.setdefault(row["panel"], len(panels))
+    return [{**row, "order": configs.index(row["config"]), "panel_order": panels[row["panel"]]} for row in rows]
+
+
+def config_bars(result: StatsResult) -> list[dict[str, Any]]:
+    """One row per config and measure of :data:`MEASURES` (module docstring)."""
+    rows = []
+    for measure in MEASURES:
+        for c in result.configs:
+            if c.overall is None or measure not in c.overall.measures:
+                rows.append({"config": c.name, "panel": LABELS[measure], "available": 0})
+                continue
+            iv = c.overall.measures[measure]
+            rows.append(_bar(c.name, LABELS[measure], iv, n=iv.n))
+    return _ordered(rows, [c.name for c in result.configs])
+
+
+def slice_bars(result: StatsResult) -> list[dict[str, Any]]:
+    """One row per slice and config for the recall of ``stats.measure`` (module docstring).
+    The panel names the slice with its number of questions (from the first config that has the
+    slice), and says when it is too small."""
+    measure = RECALL_OF[result.settings.measure]
+    panels: dict[str, str] = {}
+    for c in result.configs:
+        for s, group in sorted(c.by_slice.items()):
+            flag = ", too small to decide" if group.too_small else ""
+            panels.setdefault(s, f"{s}: {LABELS[measure]} (n={group.n}{flag})")
+    rows = []
+    for s, panel in sorted(panels.items()):
+        for c in result.configs:
+            in_slice = c.by_slice.get(s)
+            if in_slice is None or measure not in in_slice.measures:
+                rows.append({"config": c.name, "panel": panel, "available": 0})
+                continue
+            iv = in_slice.measures[measure]
+            rows.append(_bar(c.name, panel, iv, n=in_slice.n, too_small=int(in_slice.too_small)))
+    return _ordered(rows, [c.name for c in result.configs])
+
+
+def change_bars(result: StatsResult) -> list[dict[str, Any]]:
+    """One row per compared config for the 0/1 measure's change and one for RR@10's."""
+    measure = result.settings.measure
+    rows = []
+    for name, label in ((measure, LABELS[RECALL_OF[measure]]), (RR_COLUMN, LABELS["mrr_at_10"])):
+        panel = f"change in {label} vs {result.baseline}"
+        for c in result.comparisons:
+            change = c.binary if name == measure else c.rr
+            if change is None:
+                rows.append({"config": c.new, "panel": panel, "available": 0})
+                continue
+            iv = change.delta
+            rows.append(_bar(c.new, panel, iv, n=c.n, p_holm=rounded_p(change.p_holm), real=int(is_real(change))))
+    return _ordered(rows, [c.new for c in result.comparisons])
+
+
+def subsample_points(result: StatsResult) -> list[dict[str, Any]]:
+    """One point per config and subsample size: the share of draws where the gain is lost."""
+    sub = result.subsample
+    if sub is None:
+        return []
+    order = [c.new for c in result.comparisons]
+    return [{"config": name, "n": row.n, "value": rounded(row.lost_share[name]),
+             "reversed": rounded(row.reversed_share[name])}
+            for name in order for row in sub.rows if name in row.lost_share]
+
+
+def all_plots(result: StatsResult) -> dict[str, list[dict[str, Any]]]:
+    """File name (:data:`FILES`) -> its rows."""
+    builders = (config_bars, slice_bars, change_bars, subsample_points)
+    return {name: build(result) for name, build in zip(FILES, builders)}

@@ -1,0 +1,307 @@
+"""Paired comparisons of per-question rows: two sets of rows of the same config or of two configs.
+
+Everything here is a pure function of per-question rows as ``rag_ablation.evaluation.scoring.scores``
+reads them (dicts with ``config``, ``id``, ``slice``, ``doc``, ``answerable`` and the measure
+columns) and of the ``stats`` block of params (:class:`rag_ablation.core.config.StatsConfig`). The
+question is the unit; only answerable questions are measured.
+
+Paired (:func:`compare`):
+    questions are paired by ``id`` among those answerable on both sides; a question on one
+    side only is counted and named, never paired. For the 0/1 measure ``stats.measure``: the
+    fixed / broken / both-right / both-wrong counts, the change ``mean(new) - mean(base)`` with
+    a paired bootstrap interval, the exact two-sided sign test on fixed versus broken, and the
+    minimum detectable effect at 80% power and alpha 0.05 from the observed disagreement
+    rate. For RR@10: the change, its paired interval, a sign-flip permutation p-value
+    ``(k + 1) / (B + 1)`` and the MDE from the standard deviation of the differences.
+    :func:`with_holm` adjusts each family of p-values with Holm's method and stores the family
+    size (the number of comparisons that had at least one paired question); :func:`is_real`
+    says whether a change counts.
+
+Also here, because every reader of per-question rows shares them: the measure names
+(:data:`MEASURES`, :data:`RECALL_OF`, :data:`RR_COLUMN`), reading rows (:func:`rows_by_config`,
+:func:`answerable`, :func:`column_values`, :func:`cluster_labels`), the bootstrap settings
+(:func:`bootstrap_options`) and the rounding of the metrics files (:func:`rounded`,
+:func:`rounded_p`). The ``stats`` stage's analysis (intervals per config, subsampling, answer
+proxies, ``metrics/stats.json``) is :mod:`rag_ablation.evaluation.statistics.stats`.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from rag_ablation.core.config import StatsConfig
+from rag_ablation.core.errors import InvalidData
+from rag_ablation.evaluation.statistics import inference as stats
+from rag_ablation.evaluation.statistics.inference import Interval, PairedCounts
+
+MEASURES: dict[str, str] = {
+    "recall_at_1": "hit_at_1",
+    "recall_at_5": "hit_at_5",
+    "recall_at_10": "hit_at_10",
+    "mrr_at_10": "rr_at_10",
+}
+"""Reported measure -> per-question column it is the mean of."""
+
+RR_COLUMN = "rr_at_10"
+"""The continuous per-question measure compared with a sign-flip test."""
+
+RECALL_OF = {column: name for name, column in MEASURES.items()}
+"""Per-question column -> the measure it averages to (``hit_at_5`` -> ``recall_at_5``)."""
+
+MDE_ALPHA = 0.05
+MDE_POWER = 0.8
+SIGNIFICANCE = 0.05
+"""A change counts as real when its interval excludes 0 and its Holm-adjusted p < this."""
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class BinaryChange:
+    """The paired change of a 0/1 measure. ``delta`` estimates ``mean(new) - mean(base)``;
+    ``p_sign`` is the exact two-sided sign test of ``counts.fixed`` against ``counts.broken``;
+    ``p_holm`` its Holm adjustment in a family of ``family`` comparisons; ``mde`` the smallest
+    change detectable at 80% power (alpha 0.05) given the observed disagreement rate."""
+
+    measure: str
+    counts: PairedCounts
+    delta: Interval
+    p_sign: float
+    p_holm: float
+    family: int
+    mde: float
+
+
+@dataclass(frozen=True)
+class RRChange:
+    """The paired change of RR@10: ``delta`` with its interval, the sign-flip permutation p,
+    its Holm adjustment in a family of ``family``, and the MDE from the differences' SD."""
+
+    delta: Interval
+    p_sign_flip: float
+    p_holm: float
+    family: int
+    mde: float
+
+
+@dataclass(frozen=True)
+class SliceChange:
+    """The paired 0/1 outcome within one slice: counts, the change of the mean, the exact sign
+    test (unadjusted), whether the slice is too small, and the ids fixed and broken (sorted)."""
+
+    slice: str
+    counts: PairedCounts
+    delta: float
+    p_sign: float
+    too_small: bool
+    fixed_ids: tuple[str, ...]
+    broken_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``new`` against ``base`` on their shared answerable questions.
+
+    ``n`` is the number of paired questions; ``only_new`` / ``only_base`` name (sorted) the
+    answerable questions found on one side only. ``binary`` and ``rr`` are None when ``n`` is 0.
+    """
+
+    new: str
+    base: str
+    n: int
+    only_new: tuple[str, ...]
+    only_base: tuple[str, ...]
+    binary: BinaryChange | None
+    rr: RRChange | None
+    by_slice: Mapping[str, SliceChange]
+
+    @property
+    def fixed_ids(self) -> tuple[str, ...]:
+        return tuple(sorted(i for s in self.by_slice.values() for i in s.fixed_ids))
+
+    @property
+    def broken_ids(self) -> tuple[str, ...]:
+        return tuple(sorted(i for s in self.by_slice.values() for i in s.broken_ids))
+
+
+# ---------------------------------------------------------------------------- rows
+
+
+Row = Mapping[str, Any]
+
+
+def rows_by_config(rows: Iterable[Row], *, where: str = "scores") -> dict[str, list[Row]]:
+    """Rows grouped by ``config`` in input order. A repeated (config, id) raises InvalidData."""
+    grouped: dict[str, list[Row]] = {}
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        key = (row["config"], row["id"])
+        if key in seen:
+            raise InvalidData(f"{where}: question {key[1]!r} appears twice for config {key[0]!r}; "
+                              "regenerate the scores with `dvc repro score`")
+        seen.add(key)
+        grouped.setdefault(row["config"], []).append(row)
+    return grouped
+
+
+def answerable(rows: Iterable[Row]) -> list[Row]:
+    """The rows of answerable questions (``answerable == 1``), in order."""
+    return [r for r in rows if r["answerable"]]
+
+
+def column_values(rows: Sequence[Row], column: str) -> np.ndarray:
+    """``column`` of answerable ``rows`` as a float array, in row order; an empty cell (None or
+    missing) raises InvalidData naming the questions (at most 10) and how to regenerate them."""
+    missing = [r["id"] for r in rows if r.get(column) is None]
+    if missing:
+        raise InvalidData(f"{column} is empty for answerable question(s) {', '.join(missing[:10])}; "
+                          "regenerate the scores with `dvc repro score`")
+    return np.asarray([r[column] for r in rows], dtype=float)
+
+
+def cluster_labels(rows: Sequence[Row], settings: StatsConfig) -> list[str] | None:
+    """The source document (``doc``) of each row as its bootstrap cluster label, when
+    ``settings.cluster`` is set and at least two documents differ; else None (resample
+    questions)."""
+    if not settings.cluster:
+        return None
+    docs = [str(r["doc"]) for r in rows]
+    return docs if len(set(docs)) >= 2 else None
+
+
+def bootstrap_options(settings: StatsConfig) -> dict[str, Any]:
+    """The keyword arguments every bootstrap over rows passes to
+    :mod:`rag_ablation.evaluation.statistics.inference`: ``method``, ``n_resamples``, ``seed`` and
+    ``confidence`` from the ``stats`` block of params."""
+    return {"method": settings.method, "n_resamples": settings.resamples, "seed": settings.seed,
+            "confidence": settings.confidence}
+
+
+# -------------------------------------------------------------------------- pairing
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Rows of two sides aligned on shared answerable question ids (in ``new``'s order)."""
+
+    base: tuple[Row, ...]
+    new: tuple[Row, ...]
+    only_base: tuple[str, ...]
+    only_new: tuple[str, ...]
+
+
+def pair(base_rows: Iterable[Row], new_rows: Iterable[Row]) -> Pairing:
+    """Pair answerable rows by ``id``; ids answerable on one side only are listed (sorted).
+
+    A question answerable on one side and unanswerable (or absent) on the other is on one side
+    only. The slice of a paired question is read from ``new`` (see :func:`compare`).
+    """
+    base = {r["id"]: r for r in answerable(base_rows)}
+    new = {r["id"]: r for r in answerable(new_rows)}
+    shared = [i for i in new if i in base]
+    return Pairing(
+        base=tuple(base[i] for i in shared),
+        new=tuple(new[i] for i in shared),
+        only_base=tuple(sorted(set(base) - set(new))),
+        only_new=tuple(sorted(set(new) - set(base))),
+    )
+
+
+def _slice_change(name: str, base: Sequence[Row], new: Sequence[Row], measure: str, min_n: int) -> SliceChange:
+    before, after = column_values(base, measure), column_values(new, measure)
+    counts = stats.paired_counts(before, after)
+    ids = [r["id"] for r in new]
+    return SliceChange(
+        slice=name,
+        counts=counts,
+        delta=float(after.mean() - before.mean()),
+        p_sign=stats.sign_test_p(counts.fixed, counts.broken),
+        too_small=len(ids) < min_n,
+        fixed_ids=tuple(sorted(i for i, b, a in zip(ids, before, after) if a > b)),
+        broken_ids=tuple(sorted(i for i, b, a in zip(ids, before, after) if a < b)),
+    )
+
+
+def _binary_change(p: Pairing, measure: str, settings: StatsConfig, clusters: list[str] | None) -> BinaryChange:
+    before, after = column_values(p.base, measure), column_values(p.new, measure)
+    counts = stats.paired_counts(before, after)
+    p_sign = stats.sign_test_p(counts.fixed, counts.broken)
+    delta = stats.paired_bootstrap_ci(before, after, clusters=clusters, **bootstrap_options(settings))
+    mde = stats.min_detectable_effect(counts.n, counts.disagreement, alpha=MDE_ALPHA, power=MDE_POWER)
+    return BinaryChange(measure, counts, delta, p_sign, p_sign, 1, mde)
+
+
+def _rr_change(p: Pairing, settings: StatsConfig, clusters: list[str] | None) -> RRChange:
+    before, after = column_values(p.base, RR_COLUMN), column_values(p.new, RR_COLUMN)
+    differences = after - before
+    delta = stats.paired_bootstrap_ci(before, after, clusters=clusters, **bootstrap_options(settings))
+    p_flip = stats.sign_flip_p(differences, n_resamples=settings.resamples, seed=settings.seed)
+    sd = float(differences.std(ddof=1)) if differences.size > 1 else 0.0
+    mde = stats.min_detectable_effect_sd(differences.size, sd, alpha=MDE_ALPHA, power=MDE_POWER)
+    return RRChange(delta, p_flip, p_flip, 1, mde)
+
+
+def compare(base_rows: Iterable[Row], new_rows: Iterable[Row], *, base: str, new: str,
+            measure: str, settings: StatsConfig) -> Comparison:
+    """``new`` against ``base`` on their shared answerable questions (module docstring).
+
+    ``measure`` is a 0/1 column (``hit_at_1``, ``hit_at_5`` or ``hit_at_10``). p-values are
+    unadjusted here (``p_holm == p``, ``family == 1``) until :func:`with_holm`. Per-slice
+    changes group the paired questions by their slice on the ``new`` side.
+    """
+    p = pair(base_rows, new_rows)
+    if not p.new:
+        return Comparison(new, base, 0, p.only_new, p.only_base, None, None, {})
+    clusters = cluster_labels(p.new, settings)
+    slices: dict[str, tuple[list[Row], list[Row]]] = {}
+    for b, a in zip(p.base, p.new):
+        pair_lists = slices.setdefault(str(a["slice"]), ([], []))
+        pair_lists[0].append(b)
+        pair_lists[1].append(a)
+    per_slice = {s: _slice_change(s, b, a, measure, settings.min_slice) for s, (b, a) in sorted(slices.items())}
+    return Comparison(new, base, len(p.new), p.only_new, p.only_base,
+                      _binary_change(p, measure, settings, clusters), _rr_change(p, settings, clusters), per_slice)
+
+
+def with_holm(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """The comparisons with Holm-adjusted p-values, the 0/1 sign tests and the RR sign-flip
+    tests each adjusted as one family: the comparisons with at least one paired question
+    (``family`` is their number). Comparisons without pairs are returned unchanged."""
+    tested = [i for i, c in enumerate(comparisons) if c.binary is not None and c.rr is not None]
+    m = len(tested)
+    sign = stats.holm([comparisons[i].binary.p_sign for i in tested])  # type: ignore[union-attr]
+    flip = stats.holm([comparisons[i].rr.p_sign_flip for i in tested])  # type: ignore[union-attr]
+    out = list(comparisons)
+    for i, ps, pf in zip(tested, sign, flip):
+        c = comparisons[i]
+        assert c.binary is not None and c.rr is not None  # `tested` holds only compared configs
+        out[i] = replace(c, binary=replace(c.binary, p_holm=ps, family=m), rr=replace(c.rr, p_holm=pf, family=m))
+    return out
+
+
+def is_real(change: BinaryChange | RRChange) -> bool:
+    """True when the interval excludes 0 (both bounds on one side, 0 itself excluded) and the
+    Holm-adjusted p-value is below :data:`SIGNIFICANCE`."""
+    excludes_zero = change.delta.low > 0 or change.delta.high < 0
+    return excludes_zero and change.p_holm < SIGNIFICANCE
+
+
+# ------------------------------------------------------------------------- rounding
+
+
+DECIMALS = 4
+
+
+def rounded(value: float) -> float:
+    """A value rounded to :data:`DECIMALS` decimals (``-0.0`` becomes ``0.0``)."""
+    return round(float(value), DECIMALS) + 0.0
+
+
+def rounded_p(p: float) -> float:
+    """A p-value to 4 significant digits, so a tiny p never rounds to 0."""
+    return float(f"{float(p):.4g}")
+

@@ -1,0 +1,116 @@
+"""`rag-ablation check` (rag_ablation.commands.check, through rag_ablation.commands.main) on the
+committed per-question scores: exit status and files, --accept, --against a git revision, and
+sides that cannot be compared."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from gate_rows import GATED, committed, of, project, reverted_to_dense  # noqa: F401  (committed is a fixture)
+
+from rag_ablation.core.errors import UserError
+from rag_ablation.evaluation.gate.baseline import accepted_rows
+from rag_ablation.evaluation.gate.rules import EXIT_FAIL
+from rag_ablation.evaluation.scoring.scores import RETRIEVAL_FIELDS, read_scores, write_scores
+
+
+def check(cwd, *args):
+    return subprocess.run([sys.executable, "-m", "rag_ablation.commands.main", "check", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def test_check_exit_status_and_files(tmp_path, committed):
+    d = project(tmp_path, reverted_to_dense(committed), of(committed, GATED))
+    res = check(d, "--md", "gate.md", "--junit", "gate.xml", "--json", "gate.json")
+    assert res.returncode == 1, res.stderr
+    assert "hybrid_heading identifier: recall@5 = " in res.stdout and res.stdout.rstrip().endswith(
+        "hybrid_heading/all, hybrid_heading/identifier, hybrid_heading/main")
+    assert (d / "gate.md").read_text().startswith("### Retrieval gate: FAIL")
+    assert len(ET.parse(d / "gate.xml").getroot().findall("testcase")) == 4
+    assert json.loads((d / "gate.json").read_text())["pass"] == 0
+
+
+@pytest.fixture
+def check_here(monkeypatch, capsys):
+    """`rag-ablation check ARGS` in-process (through the command registry) in a folder: (exit
+    status, stdout); a UserError is status 2 with its message, as `rag_ablation.core.runner` makes it."""
+    from rag_ablation.commands.main import dispatch
+
+    def call(cwd, *args):
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            dispatch(["check", *map(str, args)])
+        except SystemExit as e:
+            return e.code, capsys.readouterr().out
+        except UserError as e:
+            return 2, str(e)
+        return 0, capsys.readouterr().out
+    return call
+
+
+def test_accept_round_trip(tmp_path, committed, check_here):
+    d = project(tmp_path, committed)
+    code, out = check_here(d, "--accept")
+    assert code == 0 and "accepted: 172 rows of hybrid_heading written to metrics/gate_baseline.csv" in out
+    assert read_scores(d / "metrics/gate_baseline.csv") == of(committed, GATED) == accepted_rows(committed, [GATED])
+    code, out = check_here(d)
+    assert code == 0 and out.rstrip().endswith("PASS: all 4 gated slice(s) passed")
+    write_scores(d / "metrics/scores/retrieval.csv", reverted_to_dense(committed), RETRIEVAL_FIELDS)
+    assert check_here(d)[0] == EXIT_FAIL
+    code, out = check_here(d, "--accept")  # a review accepted the change: shown, then written
+    assert code == 0 and "FAIL: 3 of 4" in out and "accepted: 172 rows" in out
+    code, out = check_here(d)  # nothing is newly failing any more, but accepting never lowers the floors
+    assert code == EXIT_FAIL and "newly failing, at most" not in out
+    assert "FAIL: recall@5 0.625 is below the floor 0.800 (" in out
+
+
+@pytest.mark.bad_input
+def test_accept_refuses_a_revision_and_missing_configs(tmp_path, committed, check_here):
+    d = project(tmp_path, of(committed, "dense"))
+    code, message = check_here(d, "--accept", "--against", "main")
+    assert code == 2 and message.startswith("--accept writes the baseline file, not a git revision")
+    code, message = check_here(d, "--accept")
+    assert code == 2 and message.startswith("cannot accept: no workspace rows for 'hybrid_heading'")
+    assert not (d / "metrics/gate_baseline.csv").exists()
+
+
+def git(repo, *args):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def test_check_against_a_revision(tmp_path, committed, check_here):
+    d = project(tmp_path, committed, floor=None)
+    git(d, "init", "-q", "-b", "main")
+    git(d, "add", "metrics")
+    git(d, "commit", "-q", "-m", "scores")
+    write_scores(d / "metrics/scores/retrieval.csv", reverted_to_dense(committed), RETRIEVAL_FIELDS)
+    code, out = check_here(d, "--against", "main")
+    assert code == EXIT_FAIL and "against main (" in out and "hybrid_heading identifier: recall@5 = " in out
+    assert check_here(d, "--against", "main", "--config", "dense")[0] == 0, "dense itself did not change"
+    code, message = check_here(d, "--against", "no-such-branch")
+    assert code == 2 and message.startswith("unknown revision 'no-such-branch'")
+
+
+@pytest.mark.bad_input
+def test_check_incomparable_is_one_line_and_exit_2(tmp_path, committed):
+    d = project(tmp_path, [r for r in committed if r["id"] != "main-guides-10"], of(committed, GATED))
+    res = check(d)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith("error: cannot compare 'hybrid_heading' with metrics/gate_baseline.csv: "
+                                 "1 question(s) only in metrics/gate_baseline.csv: main-guides-10")
+    assert res.stderr.count("\n") == 1
+    (d / "metrics/gate_baseline.csv").unlink()
+    res = check(d)
+    assert res.returncode == 2 and "no accepted baseline metrics/gate_baseline.csv" in res.stderr
+
+
+def test_help_lists_the_command():
+    res = subprocess.run([sys.executable, "-m", "rag_ablation.commands.main", "--help"], capture_output=True, text=True)
+    assert res.returncode == 0 and "\n  check " in res.stdout

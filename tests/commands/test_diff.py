@@ -1,0 +1,94 @@
+"""`rag-ablation diff REV` (rag_ablation.commands.diff, through rag_ablation.commands.main) on a
+temporary git repository with two commits of a tiny scores file."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from diff_rows import new_rows, old_rows
+from score_rows import write_retrieval
+
+from conftest import FIXTURES
+
+
+def git(repo, *args):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    """Commit ``empty`` has no scores; tag ``base`` has the old scores; HEAD the new ones."""
+    d = tmp_path_factory.mktemp("repo")
+    git(d, "init", "-q", "-b", "main")
+    (d / "README.md").write_text("scratch\n")
+    git(d, "add", "README.md")
+    git(d, "commit", "-q", "-m", "no scores yet")
+    git(d, "tag", "empty")
+    scores = d / "metrics" / "scores" / "retrieval.csv"
+    write_retrieval(scores, old_rows())
+    git(d, "add", "metrics")
+    git(d, "commit", "-q", "-m", "old scores")
+    git(d, "tag", "base")
+    write_retrieval(scores, new_rows())
+    git(d, "commit", "-q", "-am", "new scores")
+    shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")  # config order and stats defaults; untracked
+    return d
+
+
+def run_diff(repo, *args):
+    return subprocess.run([sys.executable, "-m", "rag_ablation.commands.main", "diff", *args], cwd=repo, capture_output=True,
+                          text=True)
+
+
+def test_diff_names_the_broken_questions_per_slice(repo):
+    res = run_diff(repo, "base")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "Workspace against base (" in out
+    assert "bm25: fixed 1, broken 2" in out
+    assert "  - identifier (too small to decide): broken q1, q2" in out
+    assert "  - paraphrase (too small to decide): fixed q5" in out
+    assert "Questions only at base (1): gone; not paired." in out
+    assert "Questions only in the workspace (1): new1; not paired." in out
+    assert "Configs only at base: old_only." in out and "Configs only in the workspace: new_only." in out
+    row = next(line for line in out.splitlines() if line.startswith("bm25 "))
+    assert row.split()[1:5] == ["10", "1", "2", "-0.100"]  # 10 paired questions, (1 - 2) / 10
+    dense = next(line for line in out.splitlines() if line.startswith("dense "))
+    assert dense.split()[1:5] == ["10", "0", "0", "+0.000"] and dense.endswith("no change")
+
+
+def test_markdown_for_a_pull_request(repo):
+    res = run_diff(repo, "base", "--md", "--config", "bm25", "--measure", "hit_at_1")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert out.startswith("### Retrieval against `base`")
+    assert "| config | n | fixed | broken | Δ recall@1 |" in out
+    assert "| `bm25` | 10 | 0 | 0 |" in out  # every hit is at rank 3: nothing changes at rank 1
+    assert "`dense`" not in out and "old_only" not in out
+
+
+@pytest.mark.bad_input
+def test_unknown_revision_is_one_line_and_exit_2(repo):
+    res = run_diff(repo, "no-such-branch")
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith("error: unknown revision 'no-such-branch'") and res.stderr.count("\n") == 1
+
+
+@pytest.mark.bad_input
+def test_revision_without_scores_is_one_line_and_exit_2(repo):
+    res = run_diff(repo, "empty")
+    assert res.returncode == 2
+    assert res.stderr.startswith("error: no metrics/scores/retrieval.csv at revision 'empty'")
+    assert res.stderr.count("\n") == 1
+
+
+@pytest.mark.bad_input
+def test_unknown_config_is_one_line_and_exit_2(repo):
+    res = run_diff(repo, "base", "--config", "nope")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "unknown config(s) 'nope'; scored configs are: dense, bm25, new_only, old_only" in res.stderr

@@ -1,0 +1,155 @@
+"""`rag-ablation export-trec`: the repository's dense run and its labels exported and read back by
+``ir_measures``; options on a hand-built run; and a labels file of another chunking, stale
+labels, a missing file as one ``error:`` line with exit status 2.
+
+The repository-data test uses the pipeline's outputs (``data/build/runs/dense.json`` and
+``data/build/labels/<its chunking>.json``, DVC outputs) and skips, saying so, when they are absent.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ir_measures
+import pytest
+from conftest import ROOT
+from ir_measures import RR, Success
+
+from rag_ablation.evaluation.scoring.measures import MRR_K, first_relevant_rank, hit_at, rr_at
+from rag_ablation.commands.main import main
+
+
+def export(tmp_path: Path, run: Path, labels: Path, *extra: str) -> tuple[list[list[str]], list[list[str]]]:
+    out_run, out_qrels = tmp_path / "out" / "run.txt", tmp_path / "out" / "qrels.txt"
+    main(["export-trec", "--run", str(run), "--labels", str(labels), "--out-run", str(out_run),
+          "--out-qrels", str(out_qrels), *extra])
+    return ([line.split(" ") for line in out_run.read_text().splitlines()],
+            [line.split(" ") for line in out_qrels.read_text().splitlines()])
+
+
+def test_repository_dense_run_exports_and_ir_measures_reads_it(tmp_path, capsys):
+    run_path = ROOT / "data" / "build" / "runs" / "dense.json"
+    if not run_path.is_file():
+        pytest.skip(f"{run_path.relative_to(ROOT)} is absent (a DVC output: `dvc repro retrieve@dense` writes it)")
+    run = json.loads(run_path.read_text())
+    if run.get("status") != "ok":
+        pytest.skip(f"run dense is {run.get('status')}: {run.get('reason')}")
+    labels_path = ROOT / "data" / "build" / "labels" / f"{run['config']['chunking']}.json"
+    if not labels_path.is_file():
+        pytest.skip(f"{labels_path.relative_to(ROOT)} is absent (a DVC output of the labels stage)")
+    relevant = json.loads(labels_path.read_text())["relevant"]
+
+    run_rows, qrels_rows = export(tmp_path, run_path, labels_path)
+    assert len(run_rows) == sum(len(q["ranking"]) for q in run["questions"])
+    assert len(qrels_rows) == sum(len(v) for v in relevant.values())
+    assert all(len(r) == 6 and r[1] == "Q0" and r[5] == "dense" for r in run_rows)
+    assert all(len(r) == 4 and r[1] == "0" and r[3] == "1" for r in qrels_rows)
+    err = capsys.readouterr().err
+    assert f"wrote {len(run_rows):,} run line(s) for {len(run['questions'])} question(s)" in err
+
+    qrels = list(ir_measures.read_trec_qrels(str(tmp_path / "out" / "qrels.txt")))
+    trec_run = list(ir_measures.read_trec_run(str(tmp_path / "out" / "run.txt")))
+    assert len(qrels) == len(qrels_rows) and len(trec_run) == len(run_rows)
+    scored = {q: rel for q, rel in relevant.items() if rel}
+    got = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc([Success @ 1, RR @ MRR_K], qrels,
+                                                                                 trec_run)}
+    rankings = {q["id"]: [x["chunk"] for x in q["ranking"]] for q in run["questions"]}
+    want = {}
+    for q, rel in scored.items():
+        rank = first_relevant_rank(rankings[q], rel)
+        want[(q, str(Success @ 1))], want[(q, str(RR @ MRR_K))] = hit_at(rank, 1), rr_at(rank, MRR_K)
+    assert got == want  # the stored order, as the project scores it
+
+
+def tiny(tmp_path: Path, chunking: str = "base", labels_name: str = "base",
+         relevant: dict | None = None) -> tuple[Path, Path]:
+    run = {"status": "ok", "reason": None, "passages": {},
+           "config": {"name": "dense_x", "chunking": chunking},
+           "questions": [
+               {"id": "q1", "slice": "main", "answerable": True,
+                "ranking": [{"chunk": "a.md#0", "score": 0.5}, {"chunk": "b.md#1", "score": 0.9}]},
+               {"id": "q2", "slice": "unanswerable", "answerable": False,
+                "ranking": [{"chunk": "c.md#2", "score": 0.3}]},
+               {"id": "q3", "slice": "main", "answerable": True, "ranking": [{"chunk": "a.md#0", "score": 0.7}]},
+           ]}
+    (tmp_path / "runs").mkdir(exist_ok=True)
+    (tmp_path / "labels").mkdir(exist_ok=True)
+    run_path, labels_path = tmp_path / "runs" / "dense_x.json", tmp_path / "labels" / f"{labels_name}.json"
+    run_path.write_text(json.dumps(run))
+    rel = relevant if relevant is not None else {"q1": ["b.md#1"], "q3": []}
+    labels_path.write_text(json.dumps({"relevant": rel, "unlabeled": [q for q, v in rel.items() if not v]}))
+    return run_path, labels_path
+
+
+def test_tag_order_and_questions_without_relevant_chunks(tmp_path, capsys):
+    run_path, labels_path = tiny(tmp_path)
+    run_rows, qrels_rows = export(tmp_path, run_path, labels_path)
+    assert [(r[0], r[2], r[3], r[5]) for r in run_rows] == [
+        ("q1", "a.md#0", "1", "dense_x"), ("q1", "b.md#1", "2", "dense_x"),  # stored order kept
+        ("q2", "c.md#2", "1", "dense_x"), ("q3", "a.md#0", "1", "dense_x")]
+    assert float(run_rows[1][4]) < float(run_rows[0][4])  # the written scores carry that order
+    assert qrels_rows == [["q1", "0", "b.md#1", "1"]]
+    err = capsys.readouterr().err
+    assert "1 qrels line(s) for 1 question(s)" in err and "1 answerable question(s) have no relevant chunk" in err
+
+    run_rows, _ = export(tmp_path, run_path, labels_path, "--tag", "mine", "--order", "score")
+    assert [(r[0], r[2], r[3], r[4], r[5]) for r in run_rows[:2]] == [("q1", "b.md#1", "1", "0.9", "mine"),
+                                                                       ("q1", "a.md#0", "2", "0.5", "mine")]
+
+
+def error_of(capsys, run_path: Path, labels_path: Path, tmp_path: Path, *extra: str) -> str:
+    with pytest.raises(SystemExit) as e:
+        export(tmp_path, run_path, labels_path, *extra)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()  # nothing written
+    return err
+
+
+@pytest.mark.bad_input
+def test_labels_of_another_chunking_name_both(tmp_path, capsys):
+    run_path, labels_path = tiny(tmp_path, chunking="base", labels_name="c400")
+    err = error_of(capsys, run_path, labels_path, tmp_path)
+    assert "is for chunking 'c400'" in err and "uses chunking 'base'" in err
+    assert str(labels_path.with_name("base.json")) in err
+
+
+@pytest.mark.bad_input
+def test_stale_labels_name_the_questions(tmp_path, capsys):
+    run_path, labels_path = tiny(tmp_path, relevant={"q1": ["b.md#1"], "q9": ["a.md#0"]})
+    err = error_of(capsys, run_path, labels_path, tmp_path)
+    assert "1 answerable question(s) of the run have no labels (q3)" in err
+    assert "1 labelled question(s) are not answerable questions of the run (q9)" in err
+
+
+@pytest.mark.bad_input
+def test_missing_run_file_is_one_line_and_exit_2(tmp_path, capsys):
+    _, labels_path = tiny(tmp_path)
+    err = error_of(capsys, tmp_path / "runs" / "nope.json", labels_path, tmp_path)
+    assert f"run file {tmp_path / 'runs' / 'nope.json'} does not exist" in err
+
+
+@pytest.mark.bad_input
+def test_malformed_labels_and_failed_run(tmp_path, capsys):
+    run_path, labels_path = tiny(tmp_path)
+    labels_path.write_text('{"relevant": ["q1"]}')
+    assert "is not a labels stage output" in error_of(capsys, run_path, labels_path, tmp_path)
+    labels_path.write_text("{not json")
+    assert "is not valid JSON" in error_of(capsys, run_path, labels_path, tmp_path)
+    run_path, labels_path = tiny(tmp_path)
+    run = json.loads(run_path.read_text())
+    run_path.write_text(json.dumps({**run, "status": "skipped", "reason": "no index"}))
+    assert "run status is 'skipped' (no index)" in error_of(capsys, run_path, labels_path, tmp_path)
+
+
+@pytest.mark.bad_input
+def test_outputs_must_not_overwrite_inputs(tmp_path, capsys):
+    run_path, labels_path = tiny(tmp_path)
+    before = run_path.read_text()
+    with pytest.raises(SystemExit) as e:
+        main(["export-trec", "--run", str(run_path), "--labels", str(labels_path), "--out-run", str(run_path),
+              "--out-qrels", str(tmp_path / "q.txt")])
+    assert e.value.code == 2 and run_path.read_text() == before
+    err = capsys.readouterr().err
+    assert err == f"error: output {run_path} is an input file; write the TREC files elsewhere\n"

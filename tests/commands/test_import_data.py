@@ -1,0 +1,175 @@
+"""`rag-ablation import squad|beir`: a tiny hand-built SQuAD v2.0 file and BEIR folder through the
+command, its outputs, the report on stderr (dropped counts per reason) and in JSON, and bad input
+as one ``error:`` line with exit status 2."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_ablation.commands.main import main
+from rag_ablation.data.questions import load_questions
+
+CTX = ("Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers "
+       "24 to 10 to earn their third title. It was played at Levi's Stadium.")
+LONG = "defeated the Carolina Panthers 24 to 10"  # 39 characters: kept with --span answer
+SHORT = "Levi's Stadium"  # 14 characters: dropped with --span answer, kept with --span sentence
+RAG_ABLATION = Path(sys.executable).parent / "rag-ablation"
+
+
+def _qa(qid, question, answers=(), impossible=False):
+    return {"id": qid, "question": question, "is_impossible": impossible,
+            "answers": [{"text": t, "answer_start": CTX.index(t)} for t in answers]}
+
+
+def squad_file(tmp_path: Path) -> Path:
+    data = {"version": "v2.0", "data": [{"title": "Super_Bowl_50", "paragraphs": [{"context": CTX, "qas": [
+        _qa("a1", "Who did the Broncos beat?", [LONG]),
+        _qa("a2", "Where was it played?", [SHORT]),
+        _qa("a3", "Who won Super Bowl 51?", impossible=True),
+        _qa("a1", "The same id again?", [LONG]),  # duplicate id
+        _qa("a4", "Who coached the Panthers?"),  # possible, no answers
+    ]}]}]}
+    path = tmp_path / "dev-v2.0.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _rows(*objs) -> str:
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def beir_folder(tmp_path: Path) -> Path:
+    f = tmp_path / "scifact"
+    (f / "qrels").mkdir(parents=True)
+    (f / "corpus.jsonl").write_text(_rows(
+        {"_id": "d1", "title": "Vitamin D", "text": "Low vitamin D levels were associated with more infections."},
+        {"_id": "d2", "title": "Zinc", "text": "Zinc lozenges shortened the common cold by about two days."},
+        {"_id": "q3", "title": "Self", "text": "Question three is also a document in this corpus."},
+    ), encoding="utf-8")
+    (f / "queries.jsonl").write_text(_rows(
+        {"_id": "q1", "text": "Does vitamin D protect against infections?"},
+        {"_id": "q2", "text": "Is this query judged in another split only?"},
+        {"_id": "q3", "text": "Is question three its own document?"},
+    ), encoding="utf-8")
+    (f / "qrels" / "test.tsv").write_text("\n".join([
+        "query-id\tcorpus-id\tscore",
+        "q1\td1\t1",
+        "q1\td9\t1",  # unknown document
+        "q3\tq3\t1",  # judged against itself: ignored unless --keep-identical-ids
+        "q3\td2\t1",
+    ]) + "\n", encoding="utf-8")
+    return f
+
+
+def test_import_squad_writes_outputs_and_reports_drops(tmp_path, capsys):
+    corpus, questions, report = tmp_path / "corpus", tmp_path / "q" / "squad.jsonl", tmp_path / "report.json"
+    main(["import", "squad", str(squad_file(tmp_path)), "--corpus", str(corpus), "--questions", str(questions),
+          "--report", str(report)])
+    err = capsys.readouterr().err
+    assert (corpus / "squad" / "Super_Bowl_50.md").is_file()
+    assert [q.id for q in load_questions(questions)] == ["a1", "a3"]
+    assert "wrote 1 document(s) and 2 question(s) (1 unanswerable)" in err
+    assert "dropped: 3" in err
+    assert "1 duplicate_id:" in err and "1 no_answers:" in err and "1 span_too_short:" in err and "(e.g. a2)" in err
+    saved = json.loads(report.read_text())
+    assert saved["dropped"] == {"duplicate_id": 1, "no_answers": 1, "span_too_short": 1}
+    assert saved["outputs"] == {"corpus": str(corpus / "squad"), "questions": str(questions)}
+
+
+def test_import_squad_sentence_spans_track_and_overwrite(tmp_path, capsys):
+    src, corpus, questions = squad_file(tmp_path), tmp_path / "corpus", tmp_path / "squad.jsonl"
+    args = ["import", "squad", str(src), "--corpus", str(corpus), "--questions", str(questions),
+            "--span", "sentence", "--track", "sb"]
+    main(args)
+    assert (corpus / "sb" / "Super_Bowl_50.md").is_file()
+    qs = {q.id: q for q in load_questions(questions)}
+    assert sorted(qs) == ["a1", "a2", "a3"] and qs["a2"].span == "It was played at Levi's Stadium."
+    assert "span_too_short" not in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # outputs exist: refused without --overwrite
+        main(args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "already exist" in err and err.count("\n") == 1
+    main([*args, "--overwrite"])
+    assert "wrote 1 document(s) and 3 question(s)" in capsys.readouterr().err
+
+
+def test_import_beir_writes_outputs_gold_and_reports_drops(tmp_path, capsys):
+    corpus, questions, gold = tmp_path / "corpus", tmp_path / "beir.jsonl", tmp_path / "gold" / "g.jsonl"
+    report = tmp_path / "report.json"
+    main(["import", "beir", str(beir_folder(tmp_path)), "--corpus", str(corpus), "--questions", str(questions),
+          "--gold", str(gold), "--report", str(report)])
+    err = capsys.readouterr().err
+    assert sorted(p.name for p in (corpus / "scifact").iterdir()) == ["d1.md", "d2.md", "q3.md"]
+    assert [q.id for q in load_questions(questions)] == ["q1", "q3"]
+    assert [json.loads(line)["id"] for line in gold.read_text().splitlines()] == ["q1", "q3"]
+    assert "wrote 3 document(s) and 2 question(s)" in err and "dropped: 3" in err
+    assert "1 no_qrels:" in err and "1 qrels_identical_ids:" in err and "1 qrels_unknown_document:" in err
+    saved = json.loads(report.read_text())
+    assert saved["dropped"] == {"no_qrels": 1, "qrels_identical_ids": 1, "qrels_unknown_document": 1}
+    assert saved["outputs"]["gold"] == str(gold)
+
+
+def test_import_beir_keep_identical_ids_split_and_track(tmp_path, capsys):
+    folder = beir_folder(tmp_path)
+    (folder / "qrels" / "test.tsv").rename(folder / "qrels" / "dev.tsv")
+    corpus, questions = tmp_path / "corpus", tmp_path / "beir.jsonl"
+    main(["import", "beir", str(folder), "--corpus", str(corpus), "--questions", str(questions), "--split", "dev",
+          "--track", "sf", "--keep-identical-ids"])
+    err = capsys.readouterr().err
+    assert "BEIR scifact (dev)" in err and "qrels_identical_ids" not in err
+    assert (corpus / "sf").is_dir() and (tmp_path / "beir.gold.jsonl").is_file()  # gold beside the questions
+    gold = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "beir.gold.jsonl").read_text().splitlines()}
+    assert [g["doc"] for g in gold["q3"]["gold"]] == ["sf/q3.md", "sf/d2.md"]
+
+
+def _one_error_line(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.bad_input
+def test_missing_squad_file_is_one_line_and_exit_2(tmp_path):
+    """Through the installed console script, as a user runs it."""
+    res = subprocess.run([str(RAG_ABLATION), "import", "squad", str(tmp_path / "nope.json"), "--corpus",
+                          str(tmp_path / "corpus"), "--questions", str(tmp_path / "q.jsonl")],
+                         capture_output=True, text=True, check=False)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith(f"error: SQuAD file {tmp_path / 'nope.json'} does not exist")
+    assert res.stderr.count("\n") == 1
+    assert not (tmp_path / "corpus").exists() and not (tmp_path / "q.jsonl").exists()
+
+
+@pytest.mark.bad_input
+def test_missing_beir_folder_and_split_are_one_line_and_exit_2(tmp_path, capsys):
+    out = ["--corpus", str(tmp_path / "corpus"), "--questions", str(tmp_path / "q.jsonl")]
+    err = _one_error_line(capsys, ["import", "beir", str(tmp_path / "nope"), *out])
+    assert f"BEIR folder {tmp_path / 'nope'} does not exist" in err
+    err = _one_error_line(capsys, ["import", "beir", str(beir_folder(tmp_path)), "--split", "train", *out])
+    assert "has no qrels/train.tsv; splits found: test" in err
+    assert not (tmp_path / "corpus").exists()
+
+
+@pytest.mark.bad_input
+def test_min_span_below_the_format_minimum_is_refused(tmp_path, capsys):
+    err = _one_error_line(capsys, ["import", "squad", str(squad_file(tmp_path)), "--corpus", str(tmp_path / "c"),
+                                   "--questions", str(tmp_path / "q.jsonl"), "--min-span", "5"])
+    assert "--min-span 5 is below the question format's minimum of 20" in err
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.bad_input
+def test_unknown_format_lists_the_formats(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["import", "msmarco", "x", "--corpus", "c", "--questions", "q"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'msmarco'" in err and "'squad'" in err and "'beir'" in err

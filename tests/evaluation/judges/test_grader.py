@@ -1,0 +1,132 @@
+"""rag-grade's session (rag_ablation.evaluation.judges.grader): which answers it shows (sample,
+resume, stale), back, the grades file written at once, the screen. The command (keys from
+standard input, a real terminal, bad input) is tested in tests/commands/test_grade.py."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from grade_answers import PASSAGES, grade_of, grades_file, project  # noqa: F401  (project is a fixture)
+
+from rag_ablation.evaluation.judges.grader import (Item, Session, equal_shares, load_answers, read_passages,
+                                                   read_questions, render, sample_items, to_grade)
+from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, write_grades
+
+
+def items(d: Path) -> list[Item]:
+    return load_answers(d / "data/build/answers").items
+
+
+# --- which answers are shown ----------------------------------------------------------------
+
+
+def fake_items(config: str, n: int) -> list[Item]:
+    return [Item(config, f"{'main' if i % 3 else 'identifier'}-{i:02d}", "main" if i % 3 else "identifier", True,
+                 f"answer {config} {i}", ()) for i in range(n)]
+
+
+def test_sample_takes_equal_shares_per_config_and_depends_only_on_the_seed():
+    pool = fake_items("dense", 12) + fake_items("hybrid", 12)
+    s = sample_items(pool, 6, seed=1)
+    assert [it.config for it in s] == ["dense"] * 3 + ["hybrid"] * 3
+    assert s == sample_items(list(reversed(pool)), 6, seed=1)  # same seed, same sample, whatever the order
+    # configs that answered the same questions get the same questions: the grades pair
+    assert [it.id for it in s if it.config == "dense"] == [it.id for it in s if it.config == "hybrid"]
+    # stratified by slice within a config: 4 of 12 are identifier, so 1 of 3
+    assert sum(it.slice == "identifier" for it in s if it.config == "dense") == 1
+    assert len({tuple(it.id for it in sample_items(pool, 6, seed=seed)) for seed in range(10)}) > 1
+    # a remainder goes to the first config by name; a config short of answers gives its share away
+    assert equal_shares({"hybrid": 12, "dense": 12}, 5) == {"hybrid": 2, "dense": 3}
+    assert equal_shares({"a": 2, "b": 12}, 6) == {"a": 2, "b": 4}
+    assert equal_shares({"a": 2, "b": 3}, 99) == {"a": 2, "b": 3}
+    small = fake_items("a", 2) + fake_items("b", 12)
+    assert [it.config for it in sample_items(small, 6, seed=0)].count("a") == 2
+
+
+def test_without_a_sample_every_answer_in_config_then_id_order(project):
+    got = to_grade(items(project), [])
+    assert [it.key for it in got] == [(c, q) for c in ("dense", "hybrid") for q in ("q1", "q2", "q3", "q4")]
+
+
+def test_resume_skips_current_grades_and_shows_stale_ones_again(project):
+    grades = [grade_of("dense", "q1", "correct"),
+              grade_of("dense", "q2", "correct", answer="an older answer text"),  # stale
+              grade_of("hybrid", "q3", "correct", note="names the flag")]
+    got = [it.key for it in to_grade(items(project), grades)]
+    assert ("dense", "q1") not in got and ("hybrid", "q3") not in got
+    assert ("dense", "q2") in got and len(got) == 6
+    assert len(to_grade(items(project), grades, regrade=True)) == 8
+    # a sample keeps its members whatever is graded, so a rerun resumes the same sample
+    sample = to_grade(items(project), [], sample=4, seed=3)
+    rest = to_grade(items(project), [grade_of(*sample[0].key, "correct")], sample=4, seed=3)
+    assert rest == sample[1:]
+
+    # the stale grade is shown as stale, and grading replaces it
+    path = grades_file(project)
+    write_grades(path, grades)
+    session = Session(to_grade(items(project), grades), path, "bo", load_grades(path))
+    assert session.current.key == ("dense", "q2")
+    old, stale = session.previous_grade(session.current)
+    assert stale and old.answer_sha256 == answer_sha256("an older answer text")
+    screen = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "STALE grade: correct by ana" in screen
+    session.grade("incorrect")
+    by_key = {g.key: g for g in load_grades(path)}
+    assert by_key[("dense", "q2")] == grade_of("dense", "q2", "incorrect", grader="bo")
+    assert by_key[("hybrid", "q3")].note == "names the flag"  # the others are untouched
+
+
+def test_back_goes_to_the_previous_answer_to_change_its_grade(project):
+    path = grades_file(project)
+    session = Session(to_grade(items(project), []), path, "ana", [])
+    assert not session.back()  # nothing before the first
+    session.note("  exact   port ")
+    session.grade("correct")
+    session.grade("incorrect")
+    assert session.back() and session.current.key == ("dense", "q2") and session.pos == 1
+    screen = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "[2/8]" in screen and "graded this session: incorrect by ana" in screen
+    session.grade("correct")
+    assert session.current.key == ("dense", "q3")
+    assert load_grades(path) == [grade_of("dense", "q1", "correct", note="exact port"),
+                                 grade_of("dense", "q2", "correct")]
+    session.back()
+    session.back()
+    session.grade("incorrect")  # regrading keeps the note given before
+    assert load_grades(path)[0] == grade_of("dense", "q1", "incorrect", note="exact port")
+    assert session.done() == 2 and session.graded == {("dense", "q1"): "incorrect", ("dense", "q2"): "correct"}
+
+
+def test_each_grade_replaces_the_file_at_once_and_keeps_other_grades(project):
+    path = grades_file(project)
+    other = grade_of("hybrid", "q4", "correct", grader="cy")
+    write_grades(path, [other])
+    session = Session(to_grade(items(project), [], sample=2, seed=0), path, "ana", load_grades(path))
+    first = session.current
+    inode = path.stat().st_ino
+    session.grade("correct")
+    # written at once, by rename (a new file, never a half-written one), no temp file left behind
+    assert path.stat().st_ino != inode
+    assert [g.key for g in load_grades(path)] == [first.key, other.key]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["grades.jsonl"]
+    # another session's grade written meanwhile survives this session's next write
+    late = grade_of("hybrid", "q2", "incorrect", grader="dee")
+    write_grades(path, [*load_grades(path), late])
+    session.grade("incorrect")
+    assert {g.key for g in load_grades(path)} == {first.key, session.items[1].key, other.key, late.key}
+    lines = path.read_text().splitlines()
+    assert all(sorted(json.loads(line)) == ["answer_sha256", "config", "grader", "id", "note", "verdict"]
+               for line in lines)
+
+
+def test_passages_are_shown_with_their_ids_and_cut_to_fit(project):
+    its = to_grade(items(project), [])
+    long = {**PASSAGES, "t/a.md#0": "word " * 400}
+    session = Session(its, grades_file(project), "ana", [])
+    qs = read_questions(project / "data/build/questions.jsonl", its)
+    assert read_passages(project / "data/build/runs", its)["dense"] == PASSAGES
+    cut = render(session, qs["q1"], long, width=80, height=30)
+    assert len(cut) <= 29 and all(len(line) < 80 for line in cut)
+    assert "[1] t/a.md#0" in cut and any(line.endswith(" ...") for line in cut)
+    whole = render(session, qs["q1"], long, width=80, height=30, full=True)
+    assert len(whole) > 30 and sum(line.count("word") for line in whole) == 400

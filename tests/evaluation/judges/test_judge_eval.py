@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import pytest
+
+from rag_ablation.core.config import StatsConfig
+from rag_ablation.evaluation.judges.grades import Grade, answer_sha256
+from rag_ablation.evaluation.judges.judge_eval import evaluate, length_bias, self_preference
+from rag_ablation.evaluation.report.judge_report import render_answers
+from rag_ablation.evaluation.statistics.inference import wilson_interval
+
+SETTINGS = StatsConfig(resamples=500, seed=0)
+
+
+def pair(x_pick, y_pick):
+    agree = x_pick is not None and x_pick == y_pick
+    return {"x_first_pick": x_pick, "y_first_pick": y_pick, "winner": x_pick if agree else "tie"}
+
+
+def test_length_bias_counts_wins_only_when_both_orders_agree():
+    pairs = [pair("long", "long"), pair("short", "long"), pair("long", "short"), pair(None, "long")]
+    out = length_bias(pairs, 0.95)
+    # slot A holds the short answer in the first order and the long one in the second
+    a_picks = sum(p["x_first_pick"] == "short" for p in pairs) + sum(p["y_first_pick"] == "long" for p in pairs)
+    valid = sum(p["x_first_pick"] is not None for p in pairs) + sum(p["y_first_pick"] is not None for p in pairs)
+    ci = wilson_interval(a_picks, valid)
+    assert (out["long_wins"], out["short_wins"], out["ties"]) == (1, 0, 3)
+    assert out["consistency"] == 1 / 4 and out["valid_verdicts"] == 7
+    assert out["first_slot"] == {"wins": a_picks, "n": valid, "rate": a_picks / valid, "low": ci.low, "high": ci.high}
+
+
+def test_self_preference_is_never_a_number_with_one_model():
+    assert self_preference(None) == {"status": "not measured", "reason": "needs two answer models"}
+    sp = {"status": "ok", "models": {"first": {}, "second": {}},
+          "pairs": {"first": [{"winner": "first"}, {"winner": "tie"}], "second": [{"winner": "first"}] * 2}}
+    out = self_preference(sp)
+    assert out["judges"]["first"] == {"pairs": 2, "own_wins": 1, "other_wins": 0, "ties": 1, "own_rate": 0.5}
+    assert out["judges"]["second"]["own_wins"] == 0 and out["judges"]["second"]["other_wins"] == 2
+
+
+def fixture(n=6, graded=4):
+    """One config, ``n`` answers; the first ``graded`` hand-graded (correct when even); the
+    contains judge says correct for every answer, so its false accepts are the odd graded ones."""
+    ids = [f"q{i}" for i in range(n)]
+    texts = {i: f"answer {i}" for i in ids}
+    judgments = {"c": {"status": "ok", "reason": None,
+                       "judges": {"contains": {"status": "ok"}, "llm": {"status": "unavailable", "reason": "none"}},
+                       "verdicts": [{"id": i, "answer_sha256": answer_sha256(texts[i]),
+                                     "contains": {"verdict": "correct", "detail": ""}} for i in ids]}}
+    grades = [Grade(answer_sha256(texts[i]), "c", "t", i, "", "correct" if k % 2 == 0 else "incorrect")
+              for k, i in enumerate(ids[:graded])]
+    answer_rows = [{"config": "c", "id": i, "slice": "main" if k < n - 2 else "unanswerable", "answerable": int(k < n - 2),
+                    "refusal": 0, "relevant_in_prompt": 1 if k < n - 2 else None} for k, i in enumerate(ids)]
+    retrieval_rows = [{"config": "c", "id": i, "answerable": r["answerable"], "top_score": 0.5 + 0.1 * k}
+                      for k, (i, r) in enumerate(zip(ids, answer_rows))]
+    return answer_rows, retrieval_rows, judgments, grades
+
+
+def test_evaluate_calibrates_each_judge_and_names_disagreements():
+    answer_rows, retrieval_rows, judgments, grades = fixture()
+    metrics, detail, verdicts, plot = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows,
+                                               judgments=judgments, checks=None, grades=grades,
+                                               judges=["llm", "contains"], settings=SETTINGS)
+    cal = detail["calibration"]["contains"]
+    assert cal["confusion"]["tp"] == 2 and cal["confusion"]["fp"] == 2 and cal["tnr"]["estimate"] == 0.0
+    assert cal["disagreements"]["false_accepts"] == ["c/q1", "c/q3"]
+    assert detail["calibration"]["llm"]["status"] == "unavailable"
+    acc = detail["configs"]["c"]["accuracy"]
+    assert acc["hand"]["estimate"] == 0.5 and acc["contains"]["judge"]["estimate"] == 1.0
+    assert acc["contains"]["ppi"]["n_labeled"] == 4 and acc["contains"]["ppi"]["n_unlabeled"] == 2
+    assert "llm" not in acc  # unavailable judges get no accuracy
+    assert [v["hand"] for v in verdicts] == ["1", "0", "1", "0", "", ""]
+    assert [v["llm"] for v in verdicts] == ["unavailable"] * 6
+    # unanswerable questions score highest here: the sweep's best threshold answers nothing
+    assert detail["configs"]["c"]["threshold"]["auc"] == 0.0 and plot
+    assert metrics["configs"]["c"]["accuracy"]["hand"]["estimate"] == 0.5
+
+
+def test_ppi_is_not_applicable_when_every_answer_is_graded():
+    answer_rows, retrieval_rows, judgments, grades = fixture(n=6, graded=6)
+    _, detail, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                               checks=None, grades=grades, judges=["contains"], settings=SETTINGS)
+    acc = detail["configs"]["c"]["accuracy"]["contains"]
+    assert acc["ppi"] is None and "every answer is hand-graded" in acc["ppi_reason"]
+
+
+def test_a_grade_of_a_changed_answer_is_stale_and_unused():
+    answer_rows, retrieval_rows, judgments, grades = fixture()
+    judgments["c"]["verdicts"][0]["answer_sha256"] = answer_sha256("a different answer")
+    _, detail, verdicts, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                                      checks=None, grades=grades, judges=["contains"], settings=SETTINGS)
+    assert detail["grades"] == {"matching": 3, "stale": 1, "unknown": 0, "answers": 6}
+    assert verdicts[0]["hand"] == ""
+
+
+def test_report_sections_render_from_the_detail():
+    answer_rows, retrieval_rows, judgments, grades = fixture()
+    _, detail, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                               checks=None, grades=grades, judges=["llm", "contains"], settings=SETTINGS)
+    text = render_answers(detail, configs=["c"], judges=["llm", "contains"], confidence=0.95)
+    assert "4 hand grades" in text and "`c/q1`, `c/q3`" in text
+    assert "| `contains` | 4 (0 invalid) |" in text
+    assert render_answers({"configs": {}}, configs=["c"], judges=["contains"], confidence=0.95) == ""
+
+
+@pytest.mark.bad_input
+def test_a_grade_file_with_a_bad_verdict_names_the_line(tmp_path):
+    from rag_ablation.core.errors import InvalidData
+    from rag_ablation.evaluation.judges.grades import load_grades
+    good = '{"answer_sha256": "%s", "config": "c", "grader": "t", "id": "q0", "note": "", "verdict": "correct"}' % ("a" * 64)
+    bad = good.replace('"correct"', '"maybe"').replace("q0", "q1")
+    (tmp_path / "g.jsonl").write_text(good + "\n" + bad + "\n" + good + "\n")
+    with pytest.raises(InvalidData) as e:
+        load_grades(tmp_path / "g.jsonl")
+    msg = str(e.value)
+    assert "line 2: verdict 'maybe' is not one of correct, incorrect" in msg
+    assert "line 3: config 'c' question 'q0' is graded again (first on line 1)" in msg
+
+
+def test_the_primary_judge_is_the_one_that_agrees_best_with_the_hand_grades():
+    from rag_ablation.evaluation.judges.judge_eval import primary_judge
+    cal = {"llm": {"kappa": {"estimate": 0.0}}, "token_f1": {"kappa": {"estimate": 0.36}},
+           "contains": {"kappa": {"estimate": 0.36}}, "other": {"status": "unavailable"}}
+    assert primary_judge(["llm", "token_f1", "contains"], cal) == "token_f1"  # a tie keeps params order
+    assert primary_judge(["contains", "token_f1"], cal) == "contains"
+    assert primary_judge(["other", "llm"], cal) == "llm" and primary_judge(["other"], cal) == "other"
+    assert primary_judge([], cal) is None

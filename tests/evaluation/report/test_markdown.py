@@ -1,0 +1,114 @@
+"""The Markdown report rendered from the statistics metrics (rag_ablation.evaluation.report.markdown)."""
+from __future__ import annotations
+
+import pytest
+from score_rows import answer_row, config_rows, hits_to_ranks
+
+from rag_ablation.core.config import StatsConfig
+from rag_ablation.evaluation.statistics.stats import analyze, to_metrics
+from rag_ablation.evaluation.report.formatting import p_value, points, signed, table
+from rag_ablation.evaluation.report.markdown import real, render, verdict
+
+SETTINGS = StatsConfig(resamples=1000, seed=0, min_slice=10, subsample_sizes=(10, None), subsample_draws=100)
+CONFIGS = ["dense", "rerank", "hybrid", "noisy"]
+# 24 questions: slice big (q0..q15) and tiny (q16..q23).
+SLICES = ["big"] * 16 + ["tiny"] * 8
+DENSE = [0] * 14 + [1] * 10
+HYBRID = [1] * 24  # fixes 14, breaks none: a real gain
+NOISY = [1, 0] + [0] * 12 + [1] * 9 + [0]  # fixes 1, breaks 1
+
+
+def metrics():
+    rows = [r for name, hits in (("dense", DENSE), ("hybrid", HYBRID), ("noisy", NOISY))
+            for r in config_rows(name, hits_to_ranks(hits), slices=SLICES, unanswerable=2)]
+    answers = [answer_row("dense", f"q{i}", int(i < 7)) for i in range(20)]
+    result = analyze(rows, answers, configs=CONFIGS, answered=["dense", "hybrid"], settings=SETTINGS)
+    return to_metrics(result)
+
+
+def report(settings=SETTINGS):
+    return render(metrics(), configs=CONFIGS, answered=["dense", "hybrid"], settings=settings)
+
+
+def section(text, heading):
+    start = text.index(heading)
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def table_row(text, first_cell):
+    return next(line for line in text.splitlines() if line.startswith(f"| {first_cell} "))
+
+
+def test_configs_table_has_every_config_in_params_order_with_intervals():
+    part = section(report(), "## Configs")
+    names = [line.split(" | ")[0][2:] for line in part.splitlines() if line.startswith("| `")]
+    assert names == ["`dense` (baseline)", "`rerank`", "`hybrid`", "`noisy`"]
+    m = metrics()["dense"]["recall_at_5"]
+    assert f"{m['value']:.3f} ({m['ci_low']:.3f} to {m['ci_high']:.3f})" in table_row(part, "`dense` (baseline)")
+    assert "| `rerank` | unavailable |" in part
+
+
+def test_slice_table_marks_small_slices():
+    part = section(report(), "## recall@5 by slice")
+    assert "big (n=16)" in part and "tiny (n=8, too small)" in part
+
+
+def test_paired_table_prints_counts_holm_family_mde_and_verdict():
+    text = report()
+    part = section(text, "## Paired changes")
+    hybrid = table_row(part, "`hybrid`").split(" | ")
+    vs = metrics()["hybrid"]["vs_baseline"]["hit_at_5"]
+    assert hybrid[1:5] == ["24", "14", "0", signed(14 / 24)]
+    assert hybrid[6] == p_value(2 * 0.5**14) == "<0.001"
+    assert hybrid[8] == points(vs["mde"]) and hybrid[9].startswith("real gain")
+    assert "Holm p (family of 2)" in part
+    assert table_row(part, "`noisy`").endswith("within the noise |")
+    assert "`rerank`" not in part  # unavailable configs are not compared
+
+
+def test_subsampling_and_answers_sections_show_their_sample_sizes():
+    text = report()
+    sub = section(text, "## How many questions")
+    assert "10 questions" in sub and "24 questions (all)" in sub and "`hybrid`: gain gone or reversed" in sub
+    answers = section(text, "## Answers (judge-free proxy)")
+    assert "judge" in answers and table_row(answers, "`dense`").endswith(" | 20 |")
+    assert "| `hybrid` | unavailable |" in answers
+
+
+def test_how_to_read_states_the_rule_for_a_real_difference():
+    part = section(report(), "## How to read this")
+    assert "interval excludes 0" in part and "Holm-adjusted p-value is below 0.05" in part
+
+
+def test_report_is_deterministic_and_ends_with_a_newline():
+    first, second = report(), report()
+    assert first == second and first.endswith("|\n")
+
+
+def test_cluster_setting_adds_the_design_effect_column():
+    cluster = StatsConfig(**{**SETTINGS.__dict__, "cluster": True})
+    text = render(to_metrics(analyze(config_rows("dense", hits_to_ranks(DENSE), slices=SLICES), [],
+                                     configs=["dense"], answered=[], settings=cluster)),
+                  configs=["dense"], answered=[], settings=cluster)
+    assert "design effect (recall@5)" in text and "source documents (cluster bootstrap)" in text
+
+
+def test_no_baseline_says_so():
+    text = render({"dense": {"available": 0}}, configs=["dense"], answered=[], settings=SETTINGS)
+    assert "unavailable (no scored rows): no paired comparisons" in text
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"delta": 0.1, "ci_low": 0.02, "ci_high": 0.2, "p_holm": 0.01}, "real gain"),
+    ({"delta": -0.1, "ci_low": -0.2, "ci_high": -0.01, "p_holm": 0.049}, "real loss"),
+    ({"delta": 0.1, "ci_low": 0.02, "ci_high": 0.2, "p_holm": 0.05}, "within the noise"),  # Holm p not below
+    ({"delta": 0.1, "ci_low": 0.0, "ci_high": 0.2, "p_holm": 0.001}, "within the noise"),  # interval touches 0
+    ({"delta": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p_holm": 1.0}, "no change"),  # no question differs
+])
+def test_verdict_rule(change, expected):
+    assert verdict(change) == expected and real(change) == expected.startswith("real")
+
+
+def test_table_escapes_pipes():
+    assert table(["a"], [["x|y"]]).splitlines()[-1] == "| x\\|y |"
