@@ -1,10 +1,11 @@
-"""The README's commands, run exactly as written on the fixture data.
+"""The commands of the README and of docs/, run exactly as written on the fixture data.
 
-Every shell block of README.md preceded by a `<!-- readme-test: NAME -->` line is run with bash
-(`set -euo pipefail`) in a git + DVC repository of the fixture corpus, in a shell whose PATH does
-not hold the project's environment (only the system's folders), so a README edit that breaks a
-command fails CI. The daily commands also run in their prefixed form (`.venv/bin/dvc ...`,
-without activating), and a stage run where no `.venv` exists says in one line what to do.
+Every shell block of README.md or of a page docs/*.md preceded by a `<!-- readme-test: NAME -->`
+line (NAME unique across them all) is run with bash (`set -euo pipefail`) in a git + DVC
+repository of the fixture corpus, in a shell whose PATH does not hold the project's environment
+(only the system's folders), so an edit that breaks a documented command fails CI. The daily
+commands also run in their prefixed form (`.venv/bin/dvc ...`, without activating), and a stage
+run where no `.venv` exists says in one line what to do.
 """
 from __future__ import annotations
 
@@ -24,8 +25,20 @@ SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 BLOCK = re.compile(r"<!-- readme-test: ([\w-]+) -->\n```bash\n(.*?)```", re.S)
 
 
+def documented_files() -> list[Path]:
+    """README.md, then the pages of docs/ in name order."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
 def readme_blocks() -> dict[str, str]:
-    blocks = dict(BLOCK.findall((ROOT / "README.md").read_text()))
+    """Every marked shell block of the README and docs/, by name; a name used twice fails."""
+    blocks: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for path in documented_files():
+        page = path.relative_to(ROOT).as_posix()
+        for name, script in BLOCK.findall(path.read_text(encoding="utf-8")):
+            assert name not in blocks, f"readme-test block {name!r} appears in {where[name]} and {page}"
+            blocks[name], where[name] = script, page
     assert {"daily", "remove-config", "review"} <= set(blocks), sorted(blocks)
     return blocks
 
@@ -52,6 +65,13 @@ def repo(tmp_path_factory):
     run_in(d, "git", "add", "-A")
     run_in(d, "git", "commit", "-q", "-m", "fixture pipeline")
     return d
+
+
+def test_the_marked_blocks_are_found_once_each():
+    """The README keeps the daily commands; every marked block has one name of its own."""
+    blocks = readme_blocks()
+    assert "daily" in dict(BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8")))
+    assert all(script.strip() for script in blocks.values()), sorted(blocks)
 
 
 def test_the_system_shell_has_no_project_environment(repo):
@@ -101,8 +121,8 @@ def test_review_commands_as_written(repo):
 
 
 def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
-    """The README's steps after deleting a config from params.yaml: no file of it stays tracked,
-    its dvc.lock entry goes, and the other configs' files stay."""
+    """The steps of docs/pipeline.md after deleting a config from params.yaml: no file of it
+    stays tracked, its dvc.lock entry goes, and the other configs' files stay."""
     params = yaml.safe_load((repo / "params.yaml").read_text())
     del params["retrieval"]["hybrid"]
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

@@ -1,11 +1,11 @@
-"""The README's table of error messages, kept true to the code.
+"""The table of error messages (docs/errors.md, linked from the README), kept true to the code.
 
-README.md's section `### Every error message` quotes, in the first cell of each table row, one
+docs/errors.md's section `## Every error message` quotes, in the first cell of each table row, one
 or more pieces of a message in backticks, with `…` where the message fills in a value (a path,
 a name, a number). Each piece must occur in a string the code builds: a string literal or
 f-string in rag_ablation/ or stages/ (docstrings do not count), read with each `{placeholder}`
 of an f-string as `…` and adjacent literals joined as Python joins them. A reworded message
-fails here, naming the README row, so the table is updated with the code.
+fails here, naming the row of docs/errors.md, so the table is updated with the code.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("rag_ablation", "stages")
-SECTION = "### Every error message"
+PAGE = Path("docs") / "errors.md"  # relative to ROOT
+SECTION = "## Every error message"
 GAP = "…"  # stands for one placeholder of an f-string
 FRAGMENT = re.compile(r"`([^`]+)`")
 
@@ -56,10 +57,11 @@ def message_strings() -> tuple[str, ...]:
 
 
 def section_lines() -> list[tuple[int, str]]:
-    """(line number, text) of the section, from its heading to the next `## ` heading."""
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    """(line number, text) of the section, from its heading to the next `## ` or `# ` heading
+    (its `### ` sub-headings stay inside)."""
+    lines = (ROOT / PAGE).read_text(encoding="utf-8").splitlines()
     starts = [i for i, line in enumerate(lines) if line.strip() == SECTION]
-    assert len(starts) == 1, f"README.md must have exactly one {SECTION!r} heading, found {len(starts)}"
+    assert len(starts) == 1, f"{PAGE} must have exactly one {SECTION!r} heading, found {len(starts)}"
     out = []
     for i in range(starts[0] + 1, len(lines)):
         if lines[i].startswith("## ") or lines[i].startswith("# "):
@@ -86,19 +88,19 @@ def test_the_section_is_a_table_of_messages():
     rows = table_rows()
     assert len(rows) >= 40, f"expected the table of every error message, found {len(rows)} rows"
     for number, cells in rows:
-        assert len(cells) == 4, f"README.md line {number}: expected 4 cells (message, where, meaning, fix), " \
+        assert len(cells) == 4, f"{PAGE} line {number}: expected 4 cells (message, where, meaning, fix), " \
                                 f"found {len(cells)}: {cells}"
-        assert FRAGMENT.findall(cells[0]), f"README.md line {number}: the first cell quotes no message: {cells[0]}"
-        assert all(cells), f"README.md line {number}: an empty cell: {cells}"
+        assert FRAGMENT.findall(cells[0]), f"{PAGE} line {number}: the first cell quotes no message: {cells[0]}"
+        assert all(cells), f"{PAGE} line {number}: an empty cell: {cells}"
 
 
 def test_every_quoted_message_is_in_the_code():
     strings = message_strings()
-    missing = [f"README.md line {number}: `{fragment}` (row {cells[0]})"
+    missing = [f"{PAGE} line {number}: `{fragment}` (row {cells[0]})"
                for number, cells in table_rows()
                for fragment in FRAGMENT.findall(cells[0])
                if not any(fragment in s for s in strings)]
-    assert not missing, ("these README error messages occur in no string of rag_ablation/ or stages/; "
+    assert not missing, (f"these error messages of {PAGE} occur in no string of rag_ablation/ or stages/; "
                          "update the row to the message the code prints:\n  " + "\n  ".join(missing))
 
 
