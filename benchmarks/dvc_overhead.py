@@ -44,8 +44,8 @@ CHANGES: dict[str, tuple[str, str, set[str], set[str]]] = {
     # one config that gets no answers: its ranking, the four stages listing `retrieval`, and
     # what reads the changed ranking or scores
     "one config (retrieval.hybrid.rrf_k 60 -> 30)": (
-        "  hybrid: {chunking: base, method: hybrid, fusion: rrf, rrf_k: 60,",
-        "  hybrid: {chunking: base, method: hybrid, fusion: rrf, rrf_k: 30,",
+        "  hybrid: {chunking: base, method: hybrid,",
+        "  hybrid: {chunking: base, method: hybrid, rrf_k: 30,",
         {"retrieve@hybrid", "score", "evaluate", "stats", "report"}, LATER),
     # the labels of every chunking, then scoring; no ranking, answer or index is touched
     "labels.window 30 -> 40": ("  window: 30", "  window: 40", set(), LATER),
