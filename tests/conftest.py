@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -70,3 +71,13 @@ def make_fixture_repo(d: Path) -> Path:
     run_in(d, dvc, "init", "-q")
     run_in(d, dvc, "config", "core.analytics", "false")
     return d
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a process a test will interrupt with SIGINT: SIGINT back to its default.
+
+    A run started with SIGINT ignored (``nohup``, a background job of a non-interactive shell,
+    some CI runners) hands the ignore to every child, and a Python child that starts with SIGINT
+    ignored never raises KeyboardInterrupt, so a Ctrl-C test would wait in vain. Handlers (not
+    ignores) are reset by exec anyway, so this changes nothing for an interactive run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -17,7 +17,7 @@ import pytest
 
 from rag_ablation.data.chunks import load_chunks
 
-from conftest import GIT_ENV, VENV_BIN, make_fixture_repo, run_in
+from conftest import GIT_ENV, VENV_BIN, default_sigint, make_fixture_repo, run_in
 
 pytestmark = pytest.mark.slow_dvc
 
@@ -50,7 +50,7 @@ def test_ctrl_c_of_dvc_exp_run_then_rerun_equals_an_uninterrupted_run(tmp_path):
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     env = env_with(tmp_path / "cache_a")
     proc = subprocess.Popen([DVC, "exp", "run", "dense@base"], cwd=a, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True, preexec_fn=default_sigint)
     seen = []
     for line in proc.stdout:
         seen.append(line)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from grade_answers import ANSWERS, grade_of, grades_file, make_project, project  # noqa: F401  (project is a fixture)
 
-from conftest import VENV_BIN
+from conftest import VENV_BIN, default_sigint
 from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, write_grades
 
 SCRIPT = VENV_BIN / "rag-grade"
@@ -48,7 +48,7 @@ def test_keys_from_lines_grade_go_back_and_skip(project):
 
 def test_ctrl_c_loses_no_grade_given(project):
     proc = subprocess.Popen([*GRADE, "--grader", "ana"], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         proc.stdin.write("c\nw\n")
         proc.stdin.flush()
