@@ -1,9 +1,12 @@
-"""`rag-ablation diff REV`: each config in the workspace against itself at a git revision.
+"""`rag-ablation diff A [B]`: each config at B against itself at A (B: the workspace by default).
 
-This is ``dvc metrics diff REV`` with the answer to "is it real?". The committed per-question
-scores at ``REV`` (``git show REV:./metrics/scores/retrieval.csv``, relative to the current
-directory, read with git and no shell) are paired by question id with the workspace's file, and
-each config present on both sides is compared with itself (``comparison.compare``): fixed and
+This is ``dvc metrics diff A`` with the answer to "is it real?". A and B are each a git revision
+(branch, tag or commit), a DVC experiment name as ``dvc exp show`` prints it (resolved through
+DVC's experiments API, over the experiments of every commit), or ``workspace``. The
+per-question scores committed at each side (``git show COMMIT:./metrics/scores/retrieval.csv``,
+relative to the current directory, read with git and no shell; the workspace's file for
+``workspace``) are paired by question id, and each config present on both sides is compared with
+itself (``comparison.compare``): fixed and
 broken counts of the 0/1 measure (``--measure``, default ``stats.measure`` of params.yaml), the
 change with a paired bootstrap interval, the exact sign test, RR@10's change with its sign-flip
 test, Holm's adjustment over the configs compared (family size printed) and the smallest
@@ -13,7 +16,8 @@ Configs found on one side only and questions answerable on one side only are nam
 paired. Configs follow params.yaml's order, then any others by name. The bootstrap settings
 come from params' ``stats`` block (defaults when there is no params.yaml). Output is a
 terminal table, or Markdown for a pull request with ``--md``. A revision git does not know, or
-one without the scores file, is one ``UserError`` line (exit 2).
+one without the scores file, is one ``UserError`` line (exit 2); an unknown name lists the
+experiments DVC knows.
 """
 from __future__ import annotations
 
@@ -22,15 +26,19 @@ import sys
 from pathlib import Path
 
 from rag_ablation.core.config import PAIRED_MEASURES, StatsConfig, load_config
-from rag_ablation.evaluation.scoring.scores import parse_scores, read_scores
-from rag_ablation.evaluation.statistics.revision_diff import SCORES, diff_rows, format_markdown, format_text, read_scores_at
+from rag_ablation.core.errors import UserError
+from rag_ablation.evaluation.statistics.revision_diff import diff_rows, format_markdown, format_text, scores_of
+from rag_ablation.support.sides import WORKSPACE, resolve_side
 
 PARAMS = Path("params.yaml")
 
 
 def build_parser(prog: str = "rag-ablation diff") -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("rev", metavar="REV", help="git revision to compare with (branch, tag or commit)")
+    ap.add_argument("rev", metavar="A", help="what to compare with: a git revision (branch, tag or commit), a DVC "
+                    "experiment name, or `workspace`")
+    ap.add_argument("new", metavar="B", nargs="?", default=WORKSPACE,
+                    help="what is compared with A, written the same way (default: the workspace)")
     ap.add_argument("--measure", choices=PAIRED_MEASURES, default=None,
                     help="0/1 measure whose fixed and broken questions are counted (default: stats.measure)")
     ap.add_argument("--config", action="append", default=[], metavar="NAME",
@@ -49,9 +57,10 @@ def _params() -> tuple[StatsConfig, list[str]]:
 
 def run(args: argparse.Namespace) -> None:
     settings, order = _params()
-    commit, text = read_scores_at(args.rev)
-    old = parse_scores(text, where=f"{SCORES.as_posix()} at {args.rev}")
-    new = read_scores(SCORES)
-    d = diff_rows(old, new, rev=args.rev, commit=commit, measure=args.measure or settings.measure, settings=settings,
-                  params_order=order, selected=args.config)
+    base, side = resolve_side(args.rev), resolve_side(args.new)
+    if base.commit is None:
+        raise UserError("A is the workspace: name a revision or experiment as A (B is the workspace by default)")
+    d = diff_rows(scores_of(base), scores_of(side), rev=base.label, commit=base.commit,
+                  measure=args.measure or settings.measure, settings=settings, params_order=order,
+                  selected=args.config, new_side=side.label, new_commit=side.commit)
     sys.stdout.write(format_markdown(d) if args.md else format_text(d))

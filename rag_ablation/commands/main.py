@@ -27,8 +27,9 @@ class Command:
 
 COMMANDS: dict[str, Command] = {
     "diff": Command("rag_ablation.commands.diff",
-                    "each config in the workspace against itself at a git revision: fixed and broken questions, "
-                    "change with interval, p-values (e.g. `rag-ablation diff main --md`)"),
+                    "each config at B (default: the workspace) against itself at A, each a git revision or a DVC "
+                    "experiment: fixed and broken questions, change with interval, p-values "
+                    "(e.g. `rag-ablation diff main --md`, `rag-ablation diff EXP_A EXP_B`)"),
     "audit-sheet": Command("rag_ablation.commands.audit_sheet",
                            "the questions a config missed, with their top passages, to audit the labels "
                            "(e.g. `rag-ablation audit-sheet --config dense --out audit.md`)"),

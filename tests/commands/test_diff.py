@@ -76,7 +76,9 @@ def test_markdown_for_a_pull_request(repo):
 def test_unknown_revision_is_one_line_and_exit_2(repo):
     res = run_diff(repo, "no-such-branch")
     assert res.returncode == 2 and res.stdout == ""
-    assert res.stderr.startswith("error: unknown revision 'no-such-branch'") and res.stderr.count("\n") == 1
+    assert res.stderr.startswith("error: unknown revision or experiment 'no-such-branch': git knows no branch, tag or "
+                                 "commit by that name and DVC no experiment; DVC knows no experiment in this repository")
+    assert res.stderr.count("\n") == 1
 
 
 @pytest.mark.bad_input

@@ -21,10 +21,15 @@ from rag_ablation.evaluation.statistics.comparison import RECALL_OF, Comparison,
 from rag_ablation.evaluation.report.plot_data import LABELS
 from rag_ablation.evaluation.report.formatting import detectable, interval, p_value, signed, table
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, interval_dict
+from rag_ablation.evaluation.scoring.scores import parse_scores, read_scores
 from rag_ablation.support.git import read_at
+from rag_ablation.support.sides import WORKSPACE, Side
 
 SCORES = Path("metrics/scores/retrieval.csv")
 """Where the per-question retrieval scores live, in the workspace and in every commit."""
+
+NO_EXPERIMENT_SCORES_HINT = ("the experiment did not commit per-question scores: run it through the `score` stage "
+                             "(`dvc exp run` reproduces the whole pipeline by default)")
 
 NO_SCORES_HINT = ("that commit has no per-question scores; compare with a revision made after the `score` stage "
                   "was added, or commit the scores there (`dvc repro score` then `git commit`)")
@@ -39,15 +44,29 @@ def read_scores_at(rev: str, cwd: Path | None = None) -> tuple[str, str]:
     return read_at(rev, SCORES, cwd, hint=NO_SCORES_HINT)
 
 
+def scores_of(side: Side, cwd: Path | None = None) -> list[dict]:
+    """The per-question scores of one side: the workspace's file, or the file committed at a
+    revision or in a DVC experiment (a side without them is a UserError saying how to get them)."""
+    if side.commit is None:
+        return read_scores((cwd or Path(".")) / SCORES)
+    if side.kind == "experiment":
+        _, text = read_at(side.commit, SCORES, cwd, hint=NO_EXPERIMENT_SCORES_HINT, what=f"experiment {side.name!r}")
+    else:
+        _, text = read_scores_at(side.name, cwd)
+    return parse_scores(text, where=f"{SCORES.as_posix()} at {side.label}")
+
+
 # --------------------------------------------------------------------------- the diff
 
 
 @dataclass(frozen=True)
 class RevisionDiff:
-    """Each config in the workspace against itself at ``rev`` (``commit``), Holm over them all.
+    """Each config on the new side (``new``: the workspace, or a revision or experiment at
+    ``new_commit``) against itself at ``rev`` (``commit``), Holm over them all.
 
     ``comparisons`` follow ``order``; ``only_rev`` / ``only_workspace`` name configs with rows on
-    one side only; ``unavailable`` names requested configs with rows on neither side.
+    one side only (``only_workspace``: on the new side); ``unavailable`` names requested configs
+    with rows on neither side.
     """
 
     rev: str
@@ -58,6 +77,8 @@ class RevisionDiff:
     only_rev: tuple[str, ...]
     only_workspace: tuple[str, ...]
     unavailable: tuple[str, ...]
+    new: str = WORKSPACE
+    new_commit: str | None = None
 
 
 def config_order(known: Iterable[str], params_order: Sequence[str]) -> list[str]:
@@ -67,14 +88,15 @@ def config_order(known: Iterable[str], params_order: Sequence[str]) -> list[str]
 
 
 def diff_rows(old_rows: Iterable[Mapping], new_rows: Iterable[Mapping], *, rev: str, commit: str, measure: str,
-              settings: StatsConfig, params_order: Sequence[str] = (), selected: Sequence[str] = ()) -> RevisionDiff:
+              settings: StatsConfig, params_order: Sequence[str] = (), selected: Sequence[str] = (),
+              new_side: str = WORKSPACE, new_commit: str | None = None) -> RevisionDiff:
     """Compare every config with rows on both sides (or only the ``selected`` ones).
 
     A selected name with rows on neither side and not in ``params_order`` is a UserError listing
     the names there are; one in ``params_order`` is reported as unavailable.
     """
     old = rows_by_config(old_rows, where=f"scores at {rev}")
-    new = rows_by_config(new_rows, where="workspace scores")
+    new = rows_by_config(new_rows, where="workspace scores" if new_side == WORKSPACE else f"scores at {new_side}")
     names = config_order(set(old) | set(new) | set(selected), params_order)
     unknown = [n for n in selected if n not in old and n not in new and n not in params_order]
     if unknown:
@@ -90,6 +112,7 @@ def diff_rows(old_rows: Iterable[Mapping], new_rows: Iterable[Mapping], *, rev: 
         only_rev=tuple(n for n in names if n in old and n not in new),
         only_workspace=tuple(n for n in names if n in new and n not in old),
         unavailable=tuple(n for n in names if n not in old and n not in new),
+        new=new_side, new_commit=new_commit,
     )
 
 
@@ -157,7 +180,7 @@ def one_side_lines(d: RevisionDiff, *, code: str = "") -> list[str]:
         if only_base:
             out.append(f"only at {d.rev} ({len(only_base)}): {', '.join(only_base)}")
         if only_new:
-            out.append(f"only in the workspace ({len(only_new)}): {', '.join(only_new)}")
+            out.append(f"only {_on_new_side(d)} ({len(only_new)}): {', '.join(only_new)}")
         return out
     if len(sides) == 1:
         only_base, only_new = next(iter(sides))
@@ -171,16 +194,21 @@ def side_lines(d: RevisionDiff) -> list[str]:
     if d.only_rev:
         out.append(f"Configs only at {d.rev}: {', '.join(d.only_rev)}.")
     if d.only_workspace:
-        out.append(f"Configs only in the workspace: {', '.join(d.only_workspace)}.")
+        out.append(f"Configs only {_on_new_side(d)}: {', '.join(d.only_workspace)}.")
     if d.unavailable:
         out.append(f"No scored rows on either side: {', '.join(d.unavailable)}.")
     return out
 
 
+def _on_new_side(d: RevisionDiff) -> str:
+    return "in the workspace" if d.new_commit is None else f"at {d.new}"
+
+
 def title(d: RevisionDiff) -> str:
     s = d.settings
     unit = "source documents" if s.cluster else "questions"
-    return (f"Workspace against {d.rev} ({d.commit[:10]}), paired by question id: {_label(d.measure)} "
+    new = "Workspace" if d.new_commit is None else f"{d.new} ({d.new_commit[:10]})"
+    return (f"{new} against {d.rev} ({d.commit[:10]}), paired by question id: {_label(d.measure)} "
             f"({d.measure}) and MRR@10; {s.method} bootstrap over {unit}, {s.resamples:,} resamples, seed {s.seed}. "
             "Real = interval excludes 0 and Holm p < 0.05.")
 
@@ -205,7 +233,8 @@ def format_text(d: RevisionDiff) -> str:
 def format_markdown(d: RevisionDiff) -> str:
     """The pull-request form: a Markdown table, then the question ids as a list."""
     header, rows = summary_rows(d)
-    parts = [f"### Retrieval against `{d.rev}`", "", title(d), ""]
+    against = f"`{d.rev}`" if d.new_commit is None else f"`{d.rev}`, {d.new} against it"
+    parts = [f"### Retrieval against {against}", "", title(d), ""]
     parts.append(table(header, [[f"`{r[0]}`", *r[1:]] for r in rows]) if rows else
                  "No config has scores on both sides.")
     questions = question_lines(d, code="`")
