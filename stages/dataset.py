@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
+from rag_ablation.core.io import numbered_lines
 from rag_ablation.datasets.registry import Sources, build_dataset, write_dataset
 
 
@@ -27,7 +28,7 @@ def main() -> None:
     ds = build_dataset(params.dataset, Sources(args.corpus, args.questions, args.audit),
                        min_span=params.labels.min_span)
     write_dataset(ds, args.out)
-    n = sum(1 for line in ds.questions_text.splitlines() if line.strip())
+    n = sum(1 for _ in numbered_lines(args.out / "questions.jsonl"))  # the lines later stages read
     print(f"dataset {params.dataset}: {len(ds.documents)} documents, {n} questions", file=sys.stderr)
 
 

@@ -14,6 +14,9 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
+
+from rag_ablation.core.errors import InvalidData
 
 
 def _read_umask() -> int:
@@ -80,15 +83,36 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
     write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
 
 
+def numbered_lines(path: Path, *, skip_blank: bool = True) -> Iterator[tuple[int, str]]:
+    """The lines of a UTF-8 text file with their 1-based numbers, split at ``\\n`` only: the one
+    reader of every JSON-lines file (and of the other line-based files the project reads).
+
+    A line's ``\\n`` and a trailing ``\\r`` (a CRLF file) are removed; nothing else is, and no
+    other character ends a line: ``str.splitlines`` also breaks at U+0085, U+2028, U+2029,
+    ``\\x0b``, ``\\x0c`` and ``\\x1c``-``\\x1e``, which JSON allows raw inside strings and which
+    ``json.dumps(..., ensure_ascii=False)`` writes raw. Blank lines (only whitespace) are left
+    out unless ``skip_blank`` is false. The file is read as it is iterated, one line at a time.
+    A line that is not UTF-8 raises ``InvalidData`` naming the file, the line and the byte."""
+    path = Path(path)
+    with path.open("rb") as f:  # binary: lines end at b"\n" only, which no UTF-8 sequence holds
+        for n, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InvalidData(f"{path} line {n}: not valid UTF-8 ({e.reason} at byte {e.start + 1} of the "
+                                  "line); expected UTF-8 text: re-save the file as UTF-8") from None
+            line = line.removesuffix("\n").removesuffix("\r")
+            if line.strip() or not skip_blank:
+                yield n, line
+
+
 def numbered_json_lines(path: Path) -> tuple[list[tuple[int, object]], list[str]]:
-    """Every non-blank line of a JSON-lines file, parsed, with its 1-based line number, and one
-    problem per line that is not valid JSON (``line N: not valid JSON (<reason> at column C)``),
-    so that a reader can report every bad line at once."""
+    """Every non-blank line of a JSON-lines file (``numbered_lines``), parsed, with its 1-based
+    line number, and one problem per line that is not valid JSON (``line N: not valid JSON
+    (<reason> at column C)``), so that a reader can report every bad line at once."""
     rows: list[tuple[int, object]] = []
     problems: list[str] = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for n, line in numbered_lines(path):
         try:
             rows.append((n, json.loads(line)))
         except json.JSONDecodeError as e:
@@ -96,8 +120,22 @@ def numbered_json_lines(path: Path) -> tuple[list[tuple[int, object]], list[str]
     return rows, problems
 
 
+SHOWN_PROBLEMS = 20
+"""How many bad lines one message lists (then ``... and N more``)."""
+
+
 def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The rows of a JSON-lines file a stage wrote (chunks, the checked question set), blank
+    lines skipped. A line that is not valid JSON raises ``InvalidData`` naming the file and every
+    bad line (the first ``SHOWN_PROBLEMS``)."""
+    rows, problems = numbered_json_lines(path)
+    if problems:
+        shown = problems[:SHOWN_PROBLEMS] + (
+            [f"... and {len(problems) - SHOWN_PROBLEMS} more"] if len(problems) > SHOWN_PROBLEMS else [])
+        raise InvalidData(f"{path}: {len(problems)} line(s) not valid JSON, expected one JSON object per line; "
+                          "rerun the stage that writes the file (dvc repro) or fix the line(s):\n  "
+                          + "\n  ".join(shown))
+    return cast("list[dict]", [obj for _, obj in rows])
 
 
 def repo_root(start: Path | None = None) -> Path:

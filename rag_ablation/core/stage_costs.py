@@ -101,12 +101,12 @@ def measured(stage: str | None = None, *, log: bool | None = None) -> Iterator[N
 def read_costs(path: Path, *, since: float = 0.0) -> list[Cost]:
     """The logged runs that started at or after ``since`` (inclusive), in log order. A missing log
     is an empty list; a line that is not a cost record raises ``UserError`` naming the line."""
+    from rag_ablation.core.io import numbered_lines  # as in log_path
+
     if not path.is_file():
         return []
     costs = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, line in numbered_lines(path):
         try:
             cost = Cost(**json.loads(line))
         except (ValueError, TypeError) as e:

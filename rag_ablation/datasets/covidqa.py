@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rag_ablation.data.corpus import Document
 from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.core.io import numbered_lines
 
 TRACK = "covidqa"
 MIN_SPAN_CHARS = 20
@@ -30,10 +31,10 @@ QUESTIONS_FILE = "questions.jsonl"
 
 
 def _read_jsonl(path: Path) -> list[dict]:
+    """The non-blank lines of ``path``, parsed (lines split at ``\\n`` only: ``numbered_lines``);
+    the first line that is not valid JSON raises ``InvalidData`` naming the file and the line."""
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for n, line in numbered_lines(path):
         try:
             rows.append(json.loads(line))
         except json.JSONDecodeError as e:

@@ -32,7 +32,7 @@ import numpy as np
 
 from rag_ablation.core.config import Bm25Config, ConfigError
 from rag_ablation.core.errors import InvalidData, MissingInput, lookup
-from rag_ablation.core.io import replaced_folder, write_json, write_text
+from rag_ablation.core.io import numbered_lines, replaced_folder, write_json, write_text
 
 class Scorer:
     """Scores every chunk for a tokenized query: ``scores(tokens) -> array of len(chunks)``."""
@@ -159,8 +159,14 @@ def open_bm25(folder: Path, bm25: Bm25Config) -> tuple[Scorer, list[str]]:
         if not tokens_file.is_file():
             raise InvalidData(f"{folder}: holds a memory-mapped bm25s index but no tokens, and bm25.mmap is "
                               "false; rerun the bm25 stage (dvc repro) or set bm25.mmap to true")
-        with tokens_file.open(encoding="utf-8") as f:
-            tokens = [json.loads(line) for line in f]
+        tokens = []
+        for number, line in numbered_lines(tokens_file):
+            try:
+                tokens.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise InvalidData(f"{tokens_file} line {number}: not valid JSON ({e.msg} at column {e.colno}), "
+                                  "expected one JSON list of tokens per chunk; the index is damaged: rerun the "
+                                  "bm25 stage (dvc repro)") from None
         n = len(tokens)
         scorer = make_scorer(bm25.impl, tokens, k1=bm25.k1, b=bm25.b, epsilon=bm25.epsilon)
     if n != len(ids):

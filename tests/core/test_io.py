@@ -1,9 +1,22 @@
-"""Folders replaced whole (rag_ablation.core.io.replaced_folder)."""
+"""Folders replaced whole (rag_ablation.core.io.replaced_folder), and JSON-lines files read by
+``\\n`` only (``numbered_lines``, the one reader of every JSON-lines file)."""
 from __future__ import annotations
+
+import json
+import re
 
 import pytest
 
-from rag_ablation.core.io import replaced_folder
+from rag_ablation.core.errors import InvalidData, UserError
+from rag_ablation.core.io import numbered_json_lines, numbered_lines, read_jsonl, replaced_folder, write_jsonl
+from rag_ablation.core.stage_costs import read_costs
+from rag_ablation.data.chunks import Chunk, load_chunks
+
+RAW = ["\x85", "\u2028", "\u2029"]
+"""Line breaks to ``str.splitlines`` that JSON allows raw inside strings, and that
+``json.dumps(..., ensure_ascii=False)`` (``write_jsonl``) writes raw."""
+CONTROL = ["\x0b", "\x0c", "\x1c"]
+"""Line breaks to ``str.splitlines`` too; ``json.dumps`` escapes them and JSON forbids them raw."""
 
 
 def test_a_finished_block_replaces_the_folder_and_leaves_nothing_beside_it(tmp_path):
@@ -25,3 +38,101 @@ def test_a_failed_block_leaves_the_old_folder_and_no_staging(tmp_path):
             raise KeyboardInterrupt
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["kept.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_lines_end_at_newline_only(tmp_path):
+    p = tmp_path / "f.txt"
+    odd = "".join(RAW + CONTROL) + "\x1d\x1e"
+    p.write_bytes(f"a{odd}b\r\n\n  \r\nc{odd}\ne".encode())
+    assert list(numbered_lines(p)) == [(1, f"a{odd}b"), (4, f"c{odd}"), (5, "e")]
+    assert list(numbered_lines(p, skip_blank=False)) == [(1, f"a{odd}b"), (2, ""), (3, "  "), (4, f"c{odd}"),
+                                                         (5, "e")]
+
+
+def test_a_chunks_file_round_trips_with_every_line_break_character(tmp_path):
+    """Chunks are written raw (ensure_ascii=False): text holding U+0085, U+2028 or U+2029 (web
+    text often does) must come back whole, on its own line number."""
+    chunks = [Chunk(id=f"t/d.md#{i}", doc="t/d.md", track="t", start=10 * i, end=10 * i + 9,
+                    heading_path=(f"Head{c}ing",), heading="", body=f"one{c}two {c}three")
+              for i, c in enumerate(RAW + CONTROL)]
+    path = tmp_path / "chunks.jsonl"
+    write_jsonl(path, [c.to_json() for c in chunks])
+    assert all(c in path.read_text(encoding="utf-8") for c in RAW), "written raw, as the chunk stage writes"
+    assert read_jsonl(path) == [c.to_json() for c in chunks]
+    assert load_chunks(path) == chunks
+    rows, problems = numbered_json_lines(path)
+    assert [n for n, _ in rows] == list(range(1, len(chunks) + 1)) and problems == []
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("char", RAW)
+def test_a_bad_line_after_a_raw_line_break_is_named_with_its_file_and_line(tmp_path, char):
+    path = tmp_path / "chunks.jsonl"
+    path.write_text(json.dumps({"body": f"a{char}b"}, ensure_ascii=False) + "\n\n" + '{"body": "cut sh\n',
+                    encoding="utf-8")
+    with pytest.raises(InvalidData) as e:
+        read_jsonl(path)
+    assert str(e.value) == (
+        f"{path}: 1 line(s) not valid JSON, expected one JSON object per line; rerun the stage that writes "
+        "the file (dvc repro) or fix the line(s):\n  line 3: not valid JSON (Unterminated string starting at "
+        "at column 10)")
+    assert isinstance(e.value, UserError)
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("char", CONTROL)
+def test_a_raw_control_character_is_one_bad_line_with_its_own_number(tmp_path, char):
+    path = tmp_path / "q.jsonl"
+    path.write_text(f'{{"a": 1}}\n{{"a": "x{char}y"}}\n{{"a": 2}}\n{{"a": \n', encoding="utf-8")
+    rows, problems = numbered_json_lines(path)
+    assert [n for n, _ in rows] == [1, 3]
+    assert problems == ["line 2: not valid JSON (Invalid control character at at column 9)",
+                        "line 4: not valid JSON (Expecting value at column 7)"]
+    with pytest.raises(InvalidData, match=r"q\.jsonl: 2 line\(s\) not valid JSON.*\n  line 2: .*\n  line 4: "):
+        read_jsonl(path)
+
+
+@pytest.mark.bad_input
+def test_a_line_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": "\xff"}\n')
+    for read in (read_jsonl, numbered_json_lines, lambda p: list(numbered_lines(p))):
+        with pytest.raises(InvalidData) as e:
+            read(path)
+        assert str(e.value) == (f"{path} line 2: not valid UTF-8 (invalid start byte at byte 8 of the line); "
+                                "expected UTF-8 text: re-save the file as UTF-8")
+
+
+@pytest.mark.bad_input
+def test_the_cost_log_keeps_raw_line_breaks_inside_a_record(tmp_path):
+    path = tmp_path / "stage_costs.jsonl"
+    record = {"stage": "chunk@a", "started": 1.0, "wall_s": 1.0, "cpu_s": 1.0, "peak_mb": 1.0, "ok": True}
+    path.write_text("".join(json.dumps({**record, "stage": f"chunk@{c}"}, ensure_ascii=False) + "\n" for c in RAW)
+                    + "\n{broken\n", encoding="utf-8")
+    with pytest.raises(UserError, match="^" + re.escape(f"{path}:5: not a stage cost record")):
+        read_costs(path)
+    path.write_text("".join(json.dumps({**record, "stage": f"chunk@{c}"}, ensure_ascii=False) + "\r\n" for c in RAW),
+                    encoding="utf-8")  # a CRLF log
+    assert [c.stage for c in read_costs(path)] == [f"chunk@{c}" for c in RAW]
+
+
+@pytest.mark.bad_input
+def test_a_damaged_bm25_token_file_is_named_and_raw_tokens_read_back(tmp_path):
+    """The BM25 index's tokens.jsonl is read by ``numbered_lines`` too: raw separators inside a
+    token stay in it, and a damaged line is an error naming the file and line, not a traceback."""
+    from rag_ablation.core.config import Bm25Config
+    from rag_ablation.retrieval.bm25 import open_bm25, save_bm25
+
+    cfg = Bm25Config()
+    tokens = [[f"a{c}b", "zinc"] for c in RAW] + [["cold"]]
+    save_bm25(tmp_path / "i", chunk_ids=["c0", "c1", "c2", "c3"], tokens=tokens, tokenizer="regex", bm25=cfg)
+    tokens_file = tmp_path / "i" / "tokens.jsonl"
+    assert all(c in tokens_file.read_text(encoding="utf-8") for c in RAW)
+    _, ids = open_bm25(tmp_path / "i", cfg)
+    assert ids == ["c0", "c1", "c2", "c3"]
+    tokens_file.write_text(tokens_file.read_text(encoding="utf-8")[:-5], encoding="utf-8")  # a copy cut short
+    with pytest.raises(InvalidData) as e:
+        open_bm25(tmp_path / "i", cfg)
+    assert str(e.value) == (f"{tokens_file} line 4: not valid JSON (Unterminated string starting at at column 2), "
+                            "expected one JSON list of tokens per chunk; the index is damaged: rerun the bm25 stage "
+                            "(dvc repro)")

@@ -275,3 +275,54 @@ def test_a_doc_without_its_track_gets_a_hint():
     assert "a (doc 'x.md'; did you mean runbooks/x.md or guides/x.md? the path must include the track)" in msg
     assert "b (doc 'guide/y.md'; did you mean guides/y.md? the path must include the track)" in msg
     assert "c (doc 'z.md')" in msg
+
+
+RAW_BREAKS = ["\x85", "\u2028", "\u2029"]
+"""Line breaks to ``str.splitlines`` that JSON allows raw inside strings (web text holds them)."""
+
+
+@pytest.mark.parametrize("char", RAW_BREAKS)
+def test_a_question_file_may_hold_raw_line_breaks_inside_strings(tmp_path, char):
+    row = {**GOOD, "question": f"When{char}does it run?", "answer": f"Noon.{char}Every weekday."}
+    p = tmp_path / "q.jsonl"
+    p.write_text(json.dumps(row, ensure_ascii=False) + "\n" + json.dumps({**GOOD, "id": "b"}) + "\n", encoding="utf-8")
+    qs = load_questions(p)
+    assert [(q.id, q.question, q.answer) for q in qs] == [("a", row["question"], row["answer"]), ("b", "When?", "Noon.")]
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("char", RAW_BREAKS + ["\x0b", "\x0c", "\x1c"])
+def test_a_bad_question_line_is_named_by_its_newline_line_number(tmp_path, char):
+    """Only ``\\n`` ends a line: a raw U+2028 inside a string is no break, and a raw control
+    character (which JSON forbids) makes one bad line, not two, so later numbers stay true."""
+    rows = [json.dumps({**GOOD, "question": "When@?"}).replace("@", char), "{not json"]  # raw, even a control
+    with pytest.raises(QuestionError) as e:
+        load_questions(write(tmp_path, rows))
+    msg = str(e.value)
+    if char in RAW_BREAKS:
+        assert "1 problem(s)" in msg and "line 2: not valid JSON (Expecting property name enclosed" in msg
+    else:
+        assert "2 problem(s)" in msg and "line 1: not valid JSON (Invalid control character at" in msg
+        assert "line 2: not valid JSON (Expecting property name enclosed" in msg
+    assert "line 3" not in msg
+
+
+def test_a_document_with_raw_line_breaks_reaches_the_chunk_file_whole(tmp_path):
+    """Text from the web holds U+0085, U+2028 and U+2029; the chunk stage writes them raw
+    (``write_jsonl``), and every stage after it reads them back unchanged."""
+    from rag_ablation.core.io import write_jsonl
+    from rag_ablation.data.chunks import load_chunks
+    from rag_ablation.retrieval.chunking import chunk_corpus
+
+    odd = "".join(RAW_BREAKS) + "\x0b\x0c\x1c"
+    (tmp_path / "corpus" / "t").mkdir(parents=True)
+    (tmp_path / "corpus" / "t" / "d.md").write_text(
+        f"# Title{odd}here\n\nThe job runs{odd}at noon.\n\n" + "Another paragraph of plain text. " * 20,
+        encoding="utf-8")
+    docs = load_corpus(tmp_path / "corpus")
+    chunks = chunk_corpus(((d.doc, d.track, d.text) for d in docs), method="chars", size=120, overlap=20)
+    out = tmp_path / "chunks.jsonl"
+    write_jsonl(out, [c.to_json() for c in chunks])
+    back = load_chunks(out)
+    assert back == chunks and len(back) > 1
+    assert f"runs{odd}at" in back[0].body

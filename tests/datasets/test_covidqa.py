@@ -17,6 +17,7 @@ from rag_ablation.retrieval.bm25 import make_scorer, top_k
 from rag_ablation.data.text import regex_tokens
 from rag_ablation.retrieval.chunking import chunk_corpus
 from rag_ablation.data.corpus import Document
+from rag_ablation.core.errors import InvalidData
 from rag_ablation.datasets.covidqa import load_covidqa
 from rag_ablation.evaluation.scoring.labels import relevant_chunks
 from rag_ablation.evaluation.scoring.measures import first_relevant_rank, summarize
@@ -150,3 +151,36 @@ def test_bm25_reproduces_the_anchors_at_1000(covidqa):
     for q in questions[::40]:
         t = regex_tokens(q["question"])
         np.testing.assert_allclose(fast.scores(t), ref.scores(t), atol=1e-4)
+
+
+RAW_BREAKS = ["\x85", "\u2028", "\u2029"]
+"""Line breaks to ``str.splitlines`` that JSON allows raw inside strings (web text holds them)."""
+
+
+@pytest.mark.parametrize("char", RAW_BREAKS)
+def test_raw_line_breaks_inside_strings_stay_in_their_line(tmp_path, char):
+    span = f"Mother-to-child{char}transmission is the main cause"
+    text = f"One\n\n{span} of infection.{char}End."
+    (tmp_path / "corpus.jsonl").write_text(
+        json.dumps({"doc_id": "d1", "title": "One", "text": text}, ensure_ascii=False) + "\r\n", encoding="utf-8")
+    (tmp_path / "questions.jsonl").write_text(json.dumps(
+        {"qid": "q1", "question": f"Main{char}cause?", "answer_spans": [span], "evidence_spans": [],
+         "gold_doc_ids": ["d1"]}, ensure_ascii=False) + "\n", encoding="utf-8")
+    docs, questions = load_covidqa(tmp_path)
+    assert docs == [Document(doc="d1", track="covidqa", text=text)]
+    assert questions == [{"id": "q1", "question": f"Main{char}cause?", "span": span, "doc": "d1"}]
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("char", RAW_BREAKS + ["\x0b", "\x0c", "\x1c"])
+def test_a_bad_line_is_named_by_its_newline_line_number(tmp_path, char):
+    """A raw U+2028 is no line break, and a raw control character (JSON forbids it) is one bad
+    line: the message names the file and the line as an editor counts it."""
+    good = json.dumps({"doc_id": "d1", "text": "a@b"}).replace("@", char)  # raw, even a control character
+    (tmp_path / "corpus.jsonl").write_text(f"{good}\n\n{{broken\n", encoding="utf-8")
+    (tmp_path / "questions.jsonl").write_text("", encoding="utf-8")
+    bad = ((3, "Expecting property name enclosed in double quotes at column 2") if char in RAW_BREAKS
+           else (1, "Invalid control character at at column 28"))
+    with pytest.raises(InvalidData) as e:
+        load_covidqa(tmp_path)
+    assert str(e.value) == f"{tmp_path / 'corpus.jsonl'} line {bad[0]}: not valid JSON ({bad[1]})"
