@@ -2,13 +2,17 @@
 
 Formats (``FORMATS``, one sub-command each, ``rag-ablation import FORMAT --help``):
 
-- ``squad FILE``: a SQuAD v1.1/v2.0 JSON file (``rag_ablation.datasets.squad.import_squad``);
+- ``squad FILE``: a SQuAD v1.1/v2.0 JSON file (``rag_ablation.datasets.squad.import_squad``), one
+  document per article or, with ``--doc paragraph``, per paragraph;
 - ``beir FOLDER``: a BEIR folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv
   (``rag_ablation.datasets.beir.import_beir``).
 
 Documents go to ``<--corpus>/<track>/``, questions to ``--questions`` (JSON lines, the
 ``questions`` stage's format), all or nothing: an error leaves the previous outputs untouched,
-and existing outputs are replaced only with ``--overwrite``. The report of what was read,
+and existing outputs are replaced only with ``--overwrite``. ``--sample N [--seed S]`` writes a
+seeded sample of N of the questions left after the drops, stratified by article (SQuAD) or gold
+document (BEIR), with every document (all of them when N is at least the questions left); the
+report says how many were sampled out of how many. The report of what was read,
 written, dropped and adjusted (counts per reason, with example ids) is printed to stderr, and
 written as JSON to ``--report`` when given. Bad input is an ``error:`` message and exit status 2:
 one line for a missing file or an existing output, one line per problem for a malformed file,
@@ -23,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ablation.datasets.beir import import_beir
-from rag_ablation.datasets.imports import ImportReport
-from rag_ablation.datasets.squad import SPAN_MODES, TRACK, import_squad
+from rag_ablation.datasets.imports import SAMPLE_SEED, ImportReport
+from rag_ablation.datasets.squad import DOC_UNIT, DOC_UNITS, SPAN_MODE, SPAN_MODES, TRACK, import_squad
 from rag_ablation.core.errors import UserError, lookup
 from rag_ablation.core.io import write_json
 from rag_ablation.data.questions import MIN_SPAN_CHARS
@@ -45,10 +49,14 @@ class Format:
 
 def _squad_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("file", metavar="FILE", type=Path, help="SQuAD v1.1/v2.0 JSON file (e.g. dev-v2.0.json)")
-    ap.add_argument("--span", choices=SPAN_MODES, default="answer",
+    ap.add_argument("--span", choices=SPAN_MODES, default=SPAN_MODE,
                     help="a question's span: the first answer's text ('answer', default; most are shorter than the "
                          f"{MIN_SPAN_CHARS}-character minimum and dropped) or the sentence(s) holding it "
                          "('sentence', keeps nearly all)")
+    ap.add_argument("--doc", choices=DOC_UNITS, default=DOC_UNIT,
+                    help=f"one document per article, all its paragraphs ('article': {TRACK}/<title>.md), or per "
+                         f"paragraph ('paragraph': {TRACK}/<title>.p0000.md, ...): what a chunker then cuts "
+                         f"(default: {DOC_UNIT})")
     ap.add_argument("--track", metavar="NAME", default=TRACK, help=f"corpus track (folder) name ({TRACK})")
     ap.add_argument("--min-span", metavar="N", type=int, default=MIN_SPAN_CHARS,
                     help=f"drop questions whose span has fewer than N characters (default and least: "
@@ -61,7 +69,8 @@ def _squad_run(args: argparse.Namespace) -> ImportReport:
                         f"characters: the `questions` stage would reject the shorter spans; pass "
                         f"{MIN_SPAN_CHARS} or more")
     return import_squad(args.file, args.corpus, args.questions, span=args.span, track=args.track,
-                        min_span=args.min_span, overwrite=args.overwrite)
+                        min_span=args.min_span, doc=args.doc, sample=args.sample, seed=_seed(args),
+                        overwrite=args.overwrite)
 
 
 # ------------------------------------------------------------------------------ BEIR
@@ -83,12 +92,12 @@ def _beir_arguments(ap: argparse.ArgumentParser) -> None:
 def _beir_run(args: argparse.Namespace) -> ImportReport:
     return import_beir(args.folder, args.corpus, args.questions, split=args.split, track=args.track,
                        out_gold_path=args.gold, ignore_identical_ids=not args.keep_identical_ids,
-                       overwrite=args.overwrite)
+                       sample=args.sample, seed=_seed(args), overwrite=args.overwrite)
 
 
 FORMATS: dict[str, Format] = {
-    "squad": Format("a SQuAD v1.1/v2.0 JSON file: one document per article, one question per SQuAD question "
-                    "(v2.0's impossible ones as unanswerable)", _squad_arguments, _squad_run),
+    "squad": Format("a SQuAD v1.1/v2.0 JSON file: one document per article (or paragraph), one question per "
+                    "SQuAD question (v2.0's impossible ones as unanswerable)", _squad_arguments, _squad_run),
     "beir": Format("a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): one document per corpus "
                    "entry, one question per judged query", _beir_arguments, _beir_run),
 }
@@ -97,11 +106,27 @@ FORMATS: dict[str, Format] = {
 # ----------------------------------------------------------------------------- command
 
 
+def _seed(args: argparse.Namespace) -> int:
+    """The sample's seed: ``--seed``, else ``SAMPLE_SEED``. A ``--seed`` without ``--sample``
+    would change nothing, so it is refused rather than ignored."""
+    if args.seed is not None and args.sample is None:
+        raise UserError(f"--seed {args.seed} has no effect without --sample N: the seed only chooses which "
+                        f"questions a sample keeps; add --sample N, or drop --seed to import every question")
+    return args.seed if args.seed is not None else SAMPLE_SEED
+
+
 def _common_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--corpus", metavar="DIR", type=Path, required=True,
-                    help="corpus folder; documents go to DIR/<track>/ (e.g. data/corpus)")
+                    help="corpus folder; documents go to DIR/<track>/ (e.g. data/imported/squad/corpus; not the "
+                         "handbook's data/corpus)")
     ap.add_argument("--questions", metavar="FILE", type=Path, required=True,
-                    help="question file to write, JSON lines (e.g. data/questions/squad.jsonl)")
+                    help="question file to write, JSON lines (e.g. data/imported/squad/questions.jsonl)")
+    ap.add_argument("--sample", metavar="N", type=int, default=None,
+                    help="write a seeded sample of N of the questions left after the drops, stratified by article "
+                         "(SQuAD) or gold document (BEIR), and every document; N at least the questions left "
+                         "writes them all (default: every question)")
+    ap.add_argument("--seed", metavar="S", type=int, default=None,
+                    help=f"seed of --sample ({SAMPLE_SEED}); the same input, N and S give the same sample")
     ap.add_argument("--overwrite", action="store_true",
                     help="replace an existing track folder and output files (default: refuse)")
     ap.add_argument("--report", metavar="FILE", type=Path, default=None,

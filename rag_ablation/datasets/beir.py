@@ -43,6 +43,14 @@ Protocol (``import_beir``):
   document under the query's ``exclude`` in the gold file, and with
   ``ignore_identical_ids=True`` (default) ignores qrels rows judging a query against its own
   id. The document stays in the corpus (other queries may retrieve it).
+- Sample (``sample=N``, ``seed=S``; ``--sample``, ``--seed``): after every drop, a seeded sample
+  of N of the questions left, stratified by their ``doc`` (the first gold document):
+  ``rag_ablation.datasets.imports.allocate`` gives each document its proportional share rounded
+  by the largest remainder (most BEIR documents are the first gold document of one query, so
+  this is close to a plain seeded sample), ``sample_positions`` picks them, in question order;
+  the gold file holds the sampled questions' rows. N at least the questions left writes them all
+  (the report says so). The corpus stays whole: the unjudged documents are the distractors BEIR
+  measures retrieval against, and a sample's results then estimate the whole split's.
 - Outputs are atomic (``rag_ablation.datasets.imports.write_import``).
 """
 from __future__ import annotations
@@ -53,15 +61,18 @@ from pathlib import Path
 from rag_ablation.data.corpus import Document
 from rag_ablation.datasets.imports import (
     ANSWERABLE_SLICE,
+    SAMPLE_SEED,
     ImportReport,
     NothingImported,
+    check_sample,
     check_track,
+    draw_sample,
     questions_text,
     safe_file_names,
     write_import,
 )
 from rag_ablation.core.errors import InvalidData, MissingInput
-from rag_ablation.core.io import numbered_json_lines
+from rag_ablation.core.io import numbered_json_lines, numbered_lines
 from rag_ablation.data.questions import MIN_SPAN_CHARS, Question, check_spans
 from rag_ablation.data.text import normalize
 
@@ -118,7 +129,7 @@ def _records(path: Path, required: tuple[str, ...]) -> tuple[list[tuple[int, dic
 def _qrels(path: Path) -> tuple[list[tuple[int, str, str, int]], list[str]]:
     rows: list[tuple[int, str, str, int]] = []
     problems: list[str] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = [line for _, line in numbered_lines(path, skip_blank=False)]  # split at "\n" only
     if not lines or tuple(f.strip() for f in lines[0].split("\t")) != QRELS_HEADER:
         found = lines[0] if lines else "an empty file"
         problems.append(f"line 1: expected the header {chr(9).join(QRELS_HEADER)!r} (tab-separated), found "
@@ -148,13 +159,16 @@ def _document_text(title: str, text: str) -> str:
 
 
 def read_beir(folder: Path | str, *, split: str = "test", track: str | None = None,
-              ignore_identical_ids: bool = True, min_span: int = MIN_SPAN_CHARS
-              ) -> tuple[dict[str, str], list[Question], list[dict], ImportReport]:
+              ignore_identical_ids: bool = True, min_span: int = MIN_SPAN_CHARS, sample: int | None = None,
+              seed: int = SAMPLE_SEED) -> tuple[dict[str, str], list[Question], list[dict], ImportReport]:
     """(document file name -> text, questions, gold rows, report) of a BEIR folder under the
-    module's protocol, without writing anything. ``track`` defaults to the folder's name.
-    Raises ``MissingInput`` for a missing folder, file or split (listing the splits there are)
-    and ``InvalidData`` listing every malformed line."""
+    module's protocol, without writing anything: every document, and the questions (with their
+    gold rows), or a seeded sample of ``sample`` of them stratified by ``doc``. ``track``
+    defaults to the folder's name. Raises ``MissingInput`` for a missing folder, file or split
+    (listing the splits there are), ``InvalidData`` listing every malformed line, and
+    ``DatasetImportError`` for a sample size below 1."""
     folder = Path(folder)
+    check_sample(sample)
     track = check_track(track if track is not None else folder.resolve().name)
     if not folder.is_dir():
         raise MissingInput(f"BEIR folder {folder} does not exist: expected a folder holding {CORPUS_FILE}, "
@@ -246,6 +260,8 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
         gold_rows.append({"id": qid, "gold": [{"doc": path_of[d], "score": s} for d, s in ranked],
                           "exclude": [path_of[qid]] if qid in texts else []})
 
+    kept = draw_sample([q.doc or "" for q in questions], sample, seed=seed, by="document", report=report)
+    questions, gold_rows = [questions[i] for i in kept], [gold_rows[i] for i in kept]
     documents = {f"{names[d]}.md": t for d, t in texts.items()}
     report.read = {"documents": len(corpus_rows), "queries": len(query_rows), "qrels rows": len(qrels_rows)}
     report.documents = len(documents)
@@ -256,14 +272,16 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
 
 def import_beir(folder: Path | str, out_corpus_dir: Path | str, out_questions_path: Path | str, *,
                 split: str = "test", track: str | None = None, out_gold_path: Path | str | None = None,
-                ignore_identical_ids: bool = True, min_span: int = MIN_SPAN_CHARS,
-                overwrite: bool = False) -> ImportReport:
-    """Import a BEIR folder (module docstring): documents into ``<out_corpus_dir>/<track>/``,
-    questions into ``out_questions_path``, gold documents into ``out_gold_path`` (default: beside
-    the questions, ``<stem>.gold.jsonl``), all atomically. Returns the ``ImportReport``."""
+                ignore_identical_ids: bool = True, min_span: int = MIN_SPAN_CHARS, sample: int | None = None,
+                seed: int = SAMPLE_SEED, overwrite: bool = False) -> ImportReport:
+    """Import a BEIR folder (module docstring): every document into ``<out_corpus_dir>/<track>/``,
+    the questions (all, or a seeded sample of ``sample`` stratified by ``doc``) into
+    ``out_questions_path``, their gold documents into ``out_gold_path`` (default: beside the
+    questions, ``<stem>.gold.jsonl``), all atomically. Returns the ``ImportReport``."""
     track = check_track(track if track is not None else Path(folder).resolve().name)
     documents, questions, gold_rows, report = read_beir(folder, split=split, track=track,
-                                                        ignore_identical_ids=ignore_identical_ids, min_span=min_span)
+                                                        ignore_identical_ids=ignore_identical_ids, min_span=min_span,
+                                                        sample=sample, seed=seed)
     if not questions:
         raise NothingImported(f"no question left to write, so nothing was written:\n{report.summary()}")
     out_q = Path(out_questions_path)

@@ -10,6 +10,11 @@ adjust or note in an ``ImportReport``, and hand the lot to ``write_import``:
   cannot be written as asked): user errors.
 - ``check_track``: a usable track folder name; ``safe_file_name`` / ``safe_file_names``: portable
   document file names for ids and titles, never two alike (ignoring case).
+- ``draw_sample``: the seeded sample of questions an import writes with ``sample=N`` (``--sample``),
+  stratified by the article or document each question comes from (``allocate``: the rule), and
+  recorded in the report (``ImportSample``). It is drawn after every drop, so the dropped counts
+  are the whole file's, and it leaves the documents alone: every importer writes its whole corpus
+  whether sampled or not (the other documents are the distractors retrieval is measured against).
 - ``write_import``: the track folder and the question (and other) files, staged beside their
   targets and renamed into place last, so an error leaves the previous outputs untouched;
   ``questions_text``: the question file's text.
@@ -20,11 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,12 +45,41 @@ EXAMPLES = 5
 """Example ids an ``ImportReport`` keeps per reason."""
 
 
+SAMPLE_SEED = 0
+"""The seed of an import's sample when none is given (``--seed``)."""
+
+
 class DatasetImportError(UserError, ValueError):
     """Outputs of an import that cannot be written as asked (an existing track, a bad track name)."""
 
 
 class NothingImported(DatasetImportError):
     """Every question was dropped; the message carries the report saying why."""
+
+
+@dataclass(frozen=True)
+class ImportSample:
+    """The sample an import drew (``draw_sample``): ``requested`` questions asked for, out of the
+    ``available`` ones left after every drop, ``written`` of them kept (``min(requested,
+    available)``), seeded by ``seed`` and stratified by ``by`` (``article`` or ``document``)."""
+
+    requested: int
+    available: int
+    written: int
+    seed: int
+    by: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"requested": self.requested, "available": self.available, "written": self.written,
+                "seed": self.seed, "stratified_by": self.by}
+
+    def summary(self) -> str:
+        """One line: how many were sampled out of how many, or that the request took them all."""
+        if self.requested >= self.available:
+            return (f"sample: asked for {self.requested:,} question(s), {self.available:,} left after dropping: "
+                    f"all {self.available:,} written (no sampling)")
+        return (f"sample: {self.written:,} of the {self.available:,} question(s) left after dropping "
+                f"(seed {self.seed}, stratified by {self.by}); every document written")
 
 
 @dataclass
@@ -54,7 +89,9 @@ class ImportReport:
     ``dropped``: records left out (reason -> count); ``adjusted``: records kept but changed;
     ``notes``: other counts worth knowing (not records lost). ``examples`` holds the first
     ``EXAMPLES`` ids per reason of any of the three. ``reasons`` maps every reason that occurred
-    to its one-line description."""
+    to its one-line description. ``sample``: the sample drawn (``draw_sample``), None when every
+    question left was written; ``questions`` counts what was written, so without a sample
+    ``questions + n_dropped`` is the number read, and with one ``sample.available + n_dropped``."""
 
     source: str
     documents: int = 0
@@ -67,6 +104,7 @@ class ImportReport:
     examples: dict[str, list[str]] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)  # role -> path written
+    sample: ImportSample | None = None
 
     def _count(self, table: dict[str, int], reason: str, example: str, description: str) -> None:
         table[reason] = table.get(reason, 0) + 1
@@ -95,13 +133,17 @@ class ImportReport:
             "adjusted": dict(sorted(self.adjusted.items())), "notes": dict(sorted(self.notes.items())),
             "examples": {k: list(v) for k, v in sorted(self.examples.items())},
             "reasons": dict(sorted(self.reasons.items())), "outputs": dict(self.outputs),
+            "sample": self.sample.to_json() if self.sample is not None else None,
         }
 
     def summary(self) -> str:
-        """Several lines: what was written, then one line per reason with its count and examples."""
+        """Several lines: what was written, the sample if one was drawn, then one line per reason
+        with its count and examples."""
         read = ", ".join(f"{n:,} {kind}" for kind, n in self.read.items())
         lines = [(f"{self.source}: read {read}; wrote {self.documents:,} document(s) and {self.questions:,} "
                   f"question(s) ({self.unanswerable:,} unanswerable)")]
+        if self.sample is not None:
+            lines.append(self.sample.summary())
         for title, table in (("dropped", self.dropped), ("kept but adjusted", self.adjusted), ("noted", self.notes)):
             if table:
                 lines.append(f"{title}: {sum(table.values()):,}")
@@ -153,6 +195,74 @@ def safe_file_names(ids: Iterable[str]) -> dict[str, str]:
                               f"rename one of them in the source data")
         out[i] = name
     return out
+
+
+def check_sample(size: int | None) -> int | None:
+    """``size`` if it is None (no sample: every question) or a whole number of at least 1,
+    else ``DatasetImportError``. Importers call it before reading anything."""
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise DatasetImportError(f"sample size {size!r} is not a positive whole number: --sample N writes a sample of "
+                                 f"N questions, N at least 1; pass --sample 1 or more, or leave --sample out to "
+                                 f"write every question")
+    return size
+
+
+def allocate(counts: Mapping[str, int], size: int, *, seed: int) -> dict[str, int]:
+    """Questions per stratum (article or document) for a sample of ``size`` out of
+    ``n = sum(counts.values())``: proportional allocation rounded by the largest remainder.
+
+    Stratum ``s`` holding ``c`` questions gets ``size * c // n`` (its exact share ``size * c / n``
+    rounded down); the ``size`` minus the sum of those go, one each, to the strata with the
+    largest remainders ``size * c % n`` (exact integers: no float ties). Equal remainders are
+    ordered by a seeded shuffle of the sorted stratum names (``random.Random(str(seed))``), not by
+    name, so which of them get one more changes with the seed (in BEIR nearly every stratum holds
+    one question, and they all tie). Every stratum thus gets its exact share rounded down or up,
+    never further off, the total is exactly ``size``, and a stratum gets none only when its exact
+    share is below 1. ``size`` of at least ``n``: every question (a copy of ``counts``)."""
+    total = sum(counts.values())
+    if size >= total:
+        return dict(counts)
+    out = {s: size * c // total for s, c in counts.items()}
+    order = sorted(counts)
+    random.Random(str(seed)).shuffle(order)
+    order.sort(key=lambda s: -(size * counts[s] % total))  # stable: the seeded order among equal remainders
+    for s in order[: size - sum(out.values())]:
+        out[s] += 1
+    return out
+
+
+def sample_positions(strata: Sequence[str], size: int, *, seed: int) -> list[int]:
+    """Positions (ascending) of a seeded sample of ``size`` items, item ``i`` belonging to stratum
+    ``strata[i]``: ``allocate`` gives each stratum its count, and a stratum's items are a seeded
+    shuffle of its positions (``random.Random(f"{seed}:{stratum}")``) whose first ones are taken.
+    The same strata, size and seed always give the same positions, and the result keeps the input
+    order (within a stratum too). ``size`` of at least ``len(strata)``: every position."""
+    if size >= len(strata):
+        return list(range(len(strata)))
+    by: dict[str, list[int]] = {}
+    for i, s in enumerate(strata):
+        by.setdefault(s, []).append(i)
+    take = allocate({s: len(v) for s, v in by.items()}, size, seed=seed)
+    chosen: list[int] = []
+    for s, positions in by.items():
+        order = list(positions)
+        random.Random(f"{seed}:{s}").shuffle(order)
+        chosen.extend(order[: take[s]])
+    return sorted(chosen)
+
+
+def draw_sample(strata: Sequence[str], size: int | None, *, seed: int, by: str, report: ImportReport) -> list[int]:
+    """Positions of the questions an import writes, ``strata[i]`` being question ``i``'s article
+    or document (``by`` names which, for the report): every position when ``size`` is None, else
+    ``sample_positions`` (every position when ``size`` is at least the questions left), recorded
+    as ``report.sample`` (unless no question is left: there is nothing to sample, and the import
+    fails with ``NothingImported``). Call it after every drop, on the questions that are left."""
+    if size is None or not strata:
+        return list(range(len(strata)))
+    check_sample(size)
+    kept = sample_positions(strata, size, seed=seed)
+    report.sample = ImportSample(requested=size, available=len(strata), written=len(kept), seed=seed, by=by)
+    return kept
 
 
 def _staged_file(path: Path, text: str) -> Path:

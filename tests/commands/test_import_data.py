@@ -173,3 +173,65 @@ def test_unknown_format_lists_the_formats(tmp_path, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'msmarco'" in err and "'squad'" in err and "'beir'" in err
+
+
+def test_import_squad_sample_doc_paragraph_and_report(tmp_path, capsys):
+    corpus, questions, report = tmp_path / "corpus", tmp_path / "q.jsonl", tmp_path / "report.json"
+    args = ["import", "squad", str(squad_file(tmp_path)), "--corpus", str(corpus), "--questions", str(questions),
+            "--span", "sentence", "--doc", "paragraph", "--report", str(report)]
+    main([*args, "--sample", "2", "--seed", "4"])
+    err = capsys.readouterr().err
+    assert sorted(p.name for p in (corpus / "squad").iterdir()) == ["Super_Bowl_50.p0000.md"]
+    qs = load_questions(questions)
+    assert len(qs) == 2 and {q.doc for q in qs if q.answerable} <= {"squad/Super_Bowl_50.p0000.md"}
+    assert "sample: 2 of the 3 question(s) left after dropping (seed 4, stratified by article)" in err
+    assert "dropped: 2" in err  # the drops are the whole file's
+    saved = json.loads(report.read_text())
+    assert saved["sample"] == {"requested": 2, "available": 3, "written": 2, "seed": 4, "stratified_by": "article"}
+    first = questions.read_bytes()
+    main([*args, "--sample", "2", "--seed", "4", "--overwrite"])
+    assert questions.read_bytes() == first  # the same seed, the same sample
+    main([*args, "--sample", "99", "--overwrite"])
+    assert "asked for 99 question(s), 3 left after dropping: all 3 written (no sampling)" in capsys.readouterr().err
+    assert len(load_questions(questions)) == 3
+
+
+def test_import_beir_sample_keeps_every_document(tmp_path, capsys):
+    corpus, questions = tmp_path / "corpus", tmp_path / "beir.jsonl"
+    main(["import", "beir", str(beir_folder(tmp_path)), "--corpus", str(corpus), "--questions", str(questions),
+          "--sample", "1"])
+    err = capsys.readouterr().err
+    assert sorted(p.name for p in (corpus / "scifact").iterdir()) == ["d1.md", "d2.md", "q3.md"]
+    assert len(load_questions(questions)) == 1 and len((tmp_path / "beir.gold.jsonl").read_text().splitlines()) == 1
+    assert "sample: 1 of the 2 question(s) left after dropping (seed 0, stratified by document)" in err
+
+
+def test_sentence_hint_shown_only_with_answer_spans(tmp_path, capsys):
+    src = squad_file(tmp_path)
+    out = ["--corpus", str(tmp_path / "c"), "--questions", str(tmp_path / "q.jsonl"), "--overwrite"]
+    main(["import", "squad", str(src), *out])
+    err = capsys.readouterr().err
+    assert "1 span_too_short:" in err and "--span sentence keeps more" in err
+    main(["import", "squad", str(src), *out, "--span", "sentence", "--min-span", "35"])
+    err = capsys.readouterr().err
+    assert "1 span_too_short:" in err and "fewer than 35 characters" in err and "keeps more" not in err
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("fmt", ["squad", "beir"])
+@pytest.mark.parametrize("size", ["0", "-2"])
+def test_sample_below_one_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, fmt, size):
+    src = squad_file(tmp_path) if fmt == "squad" else beir_folder(tmp_path)
+    err = _one_error_line(capsys, ["import", fmt, str(src), "--corpus", str(tmp_path / "c"), "--questions",
+                                   str(tmp_path / "q.jsonl"), "--sample", size])
+    assert f"error: sample size {size} is not a positive whole number: --sample N" in err
+    assert "pass --sample 1 or more, or leave --sample out" in err
+    assert not (tmp_path / "c").exists() and not (tmp_path / "q.jsonl").exists()
+
+
+@pytest.mark.bad_input
+def test_seed_without_sample_is_refused(tmp_path, capsys):
+    err = _one_error_line(capsys, ["import", "squad", str(squad_file(tmp_path)), "--corpus", str(tmp_path / "c"),
+                                   "--questions", str(tmp_path / "q.jsonl"), "--seed", "3"])
+    assert "--seed 3 has no effect without --sample N" in err and "add --sample N, or drop --seed" in err
+    assert not (tmp_path / "c").exists()

@@ -11,8 +11,9 @@ import pytest
 from rag_ablation.data.corpus import load_corpus
 from rag_ablation.datasets import imports
 from rag_ablation.datasets.beir import NO_REFERENCE_ANSWER, import_beir
-from rag_ablation.datasets.imports import NothingImported
+from rag_ablation.datasets.imports import DatasetImportError, NothingImported
 from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.core.io import read_jsonl
 from rag_ablation.evaluation.scoring.labels import relevant_chunks
 from rag_ablation.data.questions import check_spans, load_questions
 from rag_ablation.retrieval.chunking import chunk_corpus
@@ -192,3 +193,134 @@ def test_a_failure_on_the_last_file_restores_every_output(tmp_path, monkeypatch)
         import_beir(folder, corpus, qfile, overwrite=True)
     assert {p: p.read_bytes() for p in [qfile, gfile, *corpus.rglob("*.md")]} == before
     assert not [p for p in [*corpus.iterdir(), *tmp_path.iterdir()] if p.name.startswith(".")]
+
+
+# ---------------------------------------------------------------------------------------------
+# --sample N --seed S: stratified by the question's doc, every document kept
+
+DOC_QUERIES = {"d1": 5, "d2": 3, "d3": 1, "d4": 0}  # queries whose best gold document is each
+
+
+def stratified_folder(tmp_path):
+    f = tmp_path / "strat"
+    (f / "qrels").mkdir(parents=True)
+    (f / "corpus.jsonl").write_text(rows(*({"_id": d, "title": f"Document {d}", "text": f"{D2} ({d})"}
+                                           for d in DOC_QUERIES)), encoding="utf-8")
+    queries = [(f"{d}q{i}", d) for d, n in DOC_QUERIES.items() for i in range(n)]
+    queries.sort(key=lambda x: x[0][::-1])  # interleave the documents' queries
+    (f / "queries.jsonl").write_text(rows(*({"_id": q, "text": f"Question {q}?"} for q, _ in queries),
+                                          {"_id": "qx", "text": "A query without qrels?"}), encoding="utf-8")
+    lines = ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}\t2" for q, d in queries),
+             *(f"{q}\td4\t1" for q, _ in queries[:3])]  # a second, lower gold document for a few
+    (f / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return f
+
+
+def test_sample_is_stratified_by_gold_document_and_keeps_the_corpus(tmp_path):
+    folder = stratified_folder(tmp_path)
+    full = import_beir(folder, tmp_path / "all", tmp_path / "all.jsonl")
+    report = import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl", sample=5, seed=1)
+    questions = load_questions(tmp_path / "q.jsonl")
+    per_doc = {d: sum(q.doc == f"strat/{d}.md" for q in questions) for d in DOC_QUERIES}
+    # exact shares 5*5/9, 5*3/9, 5*1/9 rounded down: 2, 1, 0; the 2 left go to the largest remainders,
+    # d1 (25 % 9 = 7) and d2 (15 % 9 = 6), not d3 (5 % 9 = 5)
+    assert per_doc == {"d1": 3, "d2": 2, "d3": 0, "d4": 0}
+    all_ids = [q.id for q in load_questions(tmp_path / "all.jsonl")]
+    assert [q.id for q in questions] == [i for i in all_ids if i in {q.id for q in questions}]
+    gold = [json.loads(line) for line in (tmp_path / "q.gold.jsonl").read_text().splitlines()]
+    full_gold = {g["id"]: g for g in map(json.loads, (tmp_path / "all.gold.jsonl").read_text().splitlines())}
+    assert gold == [full_gold[q.id] for q in questions]  # the sampled questions' gold rows, whole
+    assert sorted(p.name for p in (tmp_path / "c" / "strat").iterdir()) == ["d1.md", "d2.md", "d3.md", "d4.md"]
+    assert report.documents == full.documents == 4
+    assert report.dropped == full.dropped == {"no_qrels": 1}
+    assert (report.sample.requested, report.sample.available, report.sample.by) == (5, 9, "document")
+    assert "sample: 5 of the 9 question(s) left after dropping (seed 1, stratified by document)" in report.summary()
+    check_spans(questions, load_corpus(tmp_path / "c"))
+
+
+def test_sample_is_deterministic_per_seed_and_differs_between_seeds(tmp_path):
+    folder = stratified_folder(tmp_path)
+    def sample(seed, name):
+        import_beir(folder, tmp_path / name, tmp_path / f"{name}.jsonl", sample=4, seed=seed)
+        return (tmp_path / f"{name}.jsonl").read_bytes(), (tmp_path / f"{name}.gold.jsonl").read_bytes()
+    assert sample(7, "a") == sample(7, "b")
+    assert len({sample(seed, f"s{seed}") for seed in range(6)}) > 1
+
+
+def test_sample_of_at_least_the_questions_left_writes_them_all(tmp_path):
+    folder = beir_folder(tmp_path)
+    import_beir(folder, tmp_path / "all", tmp_path / "all.jsonl")
+    report = import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl", sample=3)
+    assert (tmp_path / "q.jsonl").read_bytes() == (tmp_path / "all.jsonl").read_bytes()
+    assert (tmp_path / "q.gold.jsonl").read_bytes() == (tmp_path / "all.gold.jsonl").read_bytes()
+    assert "asked for 3 question(s), 3 left after dropping: all 3 written (no sampling)" in report.summary()
+
+
+@pytest.mark.bad_input
+def test_sample_below_one_is_refused_and_nothing_written(tmp_path):
+    with pytest.raises(DatasetImportError, match="sample size 0 is not a positive whole number"):
+        import_beir(beir_folder(tmp_path), tmp_path / "c", tmp_path / "q.jsonl", sample=0)
+    assert not (tmp_path / "c").exists() and not (tmp_path / "q.jsonl").exists()
+    assert not (tmp_path / "q.gold.jsonl").exists()
+
+
+@pytest.mark.bad_input
+def test_nothing_left_to_sample_is_nothing_imported(tmp_path):
+    folder = beir_folder(tmp_path, qrels=["query-id\tcorpus-id\tscore", "q1\td1\t0"])
+    with pytest.raises(NothingImported) as e:
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl", sample=2)
+    assert "sample:" not in str(e.value)  # no sample line: there was nothing to sample
+    assert not (tmp_path / "c").exists()
+
+
+RAW_BREAKS = ["\x85", "\u2028", "\u2029"]
+"""Line breaks to ``str.splitlines`` that JSON allows raw inside strings (web text holds them)."""
+
+
+def raw_rows(*objs):
+    return "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs)
+
+
+@pytest.mark.parametrize("char", RAW_BREAKS)
+def test_raw_line_breaks_inside_corpus_queries_and_qrels_survive(tmp_path, char):
+    """Only ``\\n`` ends a line of the BEIR files: a raw U+0085, U+2028 or U+2029 inside a
+    string (or a qrels id) stays in its line and reaches the documents and questions."""
+    f = tmp_path / "web"
+    (f / "qrels").mkdir(parents=True)
+    text = f"Zinc lozenges shortened{char}the common cold by about two days in three randomized trials."
+    (f / "corpus.jsonl").write_text(raw_rows({"_id": "d1", "title": f"Zinc{char}and colds", "text": text},
+                                             {"_id": "d2", "title": "", "text": D1}), encoding="utf-8")
+    (f / "queries.jsonl").write_text(raw_rows({"_id": f"q{char}1", "text": f"Do zinc{char}lozenges help?"}),
+                                     encoding="utf-8")
+    (f / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\r\nq{char}1\td1\t1\r\n", encoding="utf-8")
+    report = import_beir(f, tmp_path / "corpus", tmp_path / "q.jsonl")
+    assert report.read == {"documents": 2, "queries": 1, "qrels rows": 1}
+    docs = {d.doc: d.text for d in load_corpus(tmp_path / "corpus")}
+    assert docs["web/d1.md"] == f"# Zinc and colds\n\n{text}\n"  # the title is one line, whitespace collapsed
+    [q] = load_questions(tmp_path / "q.jsonl")
+    assert (q.id, q.question, q.doc) == (f"q{char}1", f"Do zinc{char}lozenges help?", "web/d1.md")
+    assert read_jsonl(tmp_path / "q.gold.jsonl") == [{"id": f"q{char}1", "gold": [{"doc": "web/d1.md", "score": 1}],
+                                                       "exclude": []}]
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("char", RAW_BREAKS + ["\x0b", "\x0c", "\x1c"])
+def test_a_bad_beir_line_is_named_by_its_newline_line_number(tmp_path, char):
+    """A raw control character (JSON forbids it) is one bad line, not two; a raw U+2028 is no
+    line break at all: either way the lines after keep their true numbers."""
+    folder = beir_folder(tmp_path)
+    with (folder / "corpus.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"_id": "d7", "text": "a@b"}).replace("@", char) + "\n{broken\n")
+    with (folder / "queries.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"_id": "q7", "text": "a@b"}).replace("@", char) + "\n")
+    with pytest.raises(InvalidData) as e:
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
+    msg = str(e.value)
+    if char in RAW_BREAKS:
+        assert "1 problem(s)" in msg and "corpus.jsonl line 9: not valid JSON (Expecting property name" in msg
+    else:
+        assert "3 problem(s)" in msg
+        assert "corpus.jsonl line 8: not valid JSON (Invalid control character at at column 25)" in msg
+        assert "corpus.jsonl line 9: not valid JSON (Expecting property name" in msg
+        assert "queries.jsonl line 7: not valid JSON (Invalid control character at at column 25)" in msg
+    assert not (tmp_path / "c").exists()

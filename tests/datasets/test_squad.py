@@ -224,3 +224,174 @@ def test_a_failure_while_writing_leaves_the_previous_outputs(tmp_path, monkeypat
     # the track was swapped in before the failure: it is put back, and nothing is left behind
     assert {p: p.read_bytes() for p in [qfile, *corpus.rglob("*.md")]} == before
     assert not [p for p in [*corpus.iterdir(), *tmp_path.iterdir()] if p.name.startswith(".")]
+
+
+# ---------------------------------------------------------------------------------------------
+# --sample N --seed S: stratified by article, after the drops
+
+ARTICLE_QUESTIONS = {"Alpha": 9, "Beta": 5, "Gamma": 3, "Delta": 1}  # questions kept per article (18)
+
+
+def stratified_squad() -> dict:
+    """Four articles of two paragraphs; article t holds ARTICLE_QUESTIONS[t] questions that are
+    kept (every third one unanswerable) and one dropped as span_too_short."""
+    data = []
+    for title, n in ARTICLE_QUESTIONS.items():
+        ctx = [f"The first paragraph about {title} is long enough to hold an answer of its own.",
+               f"The second paragraph about {title} holds the other answers, and it is long enough too."]
+        qas: list[list[dict]] = [[], []]
+        for i in range(n):
+            p = i % 2
+            if i % 3 == 2:
+                qas[p].append(_qa(f"{title}-{i}", f"Impossible question {i} on {title}?", impossible=True))
+            else:
+                ans = f"paragraph about {title}"
+                qas[p].append(_qa(f"{title}-{i}", f"Question {i} on {title}?", [(ans, ctx[p].index(ans))]))
+        qas[0].append(_qa(f"{title}-short", "Too short?", [(title, ctx[0].index(title))]))
+        data.append({"title": title, "paragraphs": [{"context": c, "qas": q} for c, q in zip(ctx, qas)]})
+    return {"version": "v2.0", "data": data}
+
+
+def per_article(ids) -> dict[str, int]:
+    titles = [i.rsplit("-", 1)[0] for i in ids]
+    return {t: titles.count(t) for t in ARTICLE_QUESTIONS}
+
+
+def largest_remainder(counts: dict[str, int], size: int) -> dict[str, int]:
+    """docs/datasets.md's rule: each article's exact share size*c/n rounded down, plus one for the
+    articles with the largest remainders (size*c % n; these counts have no equal remainders)."""
+    n = sum(counts.values())
+    floors = {t: size * c // n for t, c in counts.items()}
+    top = sorted(counts, key=lambda t: -(size * counts[t] % n))[: size - sum(floors.values())]
+    return {t: floors[t] + (t in top) for t in counts}
+
+
+@pytest.mark.parametrize("doc", ["article", "paragraph"])
+@pytest.mark.parametrize("size, expected", [(7, {"Alpha": 4, "Beta": 2, "Gamma": 1, "Delta": 0}),
+                                            (10, {"Alpha": 5, "Beta": 3, "Gamma": 2, "Delta": 0}),
+                                            (13, {"Alpha": 6, "Beta": 4, "Gamma": 2, "Delta": 1})])
+def test_sample_is_stratified_by_article_by_the_largest_remainder(tmp_path, size, expected, doc):
+    src = write(tmp_path, stratified_squad())
+    full = import_squad(src, tmp_path / "all", tmp_path / "all.jsonl", doc=doc)
+    report = import_squad(src, tmp_path / "c", tmp_path / "q.jsonl", doc=doc, sample=size, seed=0)
+    ids = [q.id for q in load_questions(tmp_path / "q.jsonl")]
+    all_ids = [q.id for q in load_questions(tmp_path / "all.jsonl")]
+    assert per_article(all_ids) == ARTICLE_QUESTIONS
+    assert per_article(ids) == expected == largest_remainder(ARTICLE_QUESTIONS, size)
+    assert ids == [i for i in all_ids if i in ids]  # file order kept, within each article too
+    # drawn after the drops: the dropped counts are the whole file's, and the report says what was sampled
+    assert report.dropped == full.dropped == {"span_too_short": 4}
+    assert (report.questions, report.sample.requested, report.sample.available) == (size, size, 18)
+    assert f"sample: {size} of the 18 question(s) left after dropping (seed 0, stratified by article)" \
+        in report.summary()
+    assert report.sample.available + report.n_dropped == report.read["questions"] == 22
+    # every document is written, the sampled-out articles' (Delta at 7 and 10) included
+    assert sorted(p.name for p in (tmp_path / "c" / "squad").iterdir()) == \
+        sorted(p.name for p in (tmp_path / "all" / "squad").iterdir())
+    check_spans(load_questions(tmp_path / "q.jsonl"), load_corpus(tmp_path / "c"))
+
+
+def test_sample_is_deterministic_per_seed_and_differs_between_seeds(tmp_path):
+    src = write(tmp_path, stratified_squad())
+    def sample(seed, name):
+        import_squad(src, tmp_path / name, tmp_path / f"{name}.jsonl", sample=7, seed=seed)
+        return (tmp_path / f"{name}.jsonl").read_bytes()
+    assert sample(3, "a") == sample(3, "b")
+    samples = {sample(seed, f"s{seed}") for seed in range(6)}
+    assert len(samples) > 1
+    for text in samples:  # every seed follows the same allocation
+        assert per_article(json.loads(line)["id"] for line in text.decode().splitlines()) == \
+            {"Alpha": 4, "Beta": 2, "Gamma": 1, "Delta": 0}
+
+
+def test_sample_of_at_least_the_questions_left_writes_them_all(tmp_path):
+    src = write(tmp_path, stratified_squad())
+    import_squad(src, tmp_path / "all", tmp_path / "all.jsonl")
+    for size in (18, 1000):
+        report = import_squad(src, tmp_path / "c", tmp_path / "q.jsonl", sample=size, seed=5, overwrite=True)
+        assert (tmp_path / "q.jsonl").read_bytes() == (tmp_path / "all.jsonl").read_bytes()
+        assert report.sample.written == report.questions == 18
+        assert f"asked for {size:,} question(s), 18 left after dropping: all 18 written (no sampling)" \
+            in report.summary()
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("size", [0, -1])
+def test_sample_below_one_is_refused_and_nothing_written(tmp_path, size):
+    src = write(tmp_path, stratified_squad())
+    with pytest.raises(DatasetImportError, match=rf"sample size {size} is not a positive whole number"):
+        import_squad(src, tmp_path / "c", tmp_path / "q.jsonl", sample=size)
+    assert not (tmp_path / "c").exists() and not (tmp_path / "q.jsonl").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# --doc paragraph
+
+
+@pytest.mark.parametrize("span", ["answer", "sentence"])
+def test_paragraph_documents_hold_their_questions_spans(tmp_path, span):
+    src = write(tmp_path, squad_v2())
+    corpus, qfile = tmp_path / "corpus", tmp_path / "q.jsonl"
+    report = import_squad(src, corpus, qfile, span=span, doc="paragraph")
+    docs = {d.doc: d.text for d in load_corpus(corpus)}
+    assert docs == {"squad/Super_Bowl_50.p0000.md": f"# Super Bowl 50\n\n{CTX_A}\n",
+                    "squad/Super_Bowl_50.p0001.md": f"# Super Bowl 50\n\n{CTX_B}\n",
+                    "squad/Warsaw.p0000.md": f"# Warsaw\n\n{CTX_C}\n"}
+    assert report.documents == 3
+    questions = load_questions(qfile)  # the pipeline's own reading and check
+    check_spans(questions, load_corpus(corpus))
+    for q in questions:
+        if q.answerable:
+            assert q.span in docs[q.doc]
+    by_id = {q.id: q for q in questions}
+    assert by_id["a1"].doc == "squad/Super_Bowl_50.p0000.md" and by_id["a3"].doc is None
+    # the same questions as one document per article, only their documents differ
+    import_squad(src, tmp_path / "art", tmp_path / "art.jsonl", span=span)
+    assert [(q.id, q.span) for q in load_questions(tmp_path / "art.jsonl")] == [(q.id, q.span) for q in questions]
+
+
+def test_paragraph_names_number_merged_articles_on_and_stay_safe(tmp_path):
+    long_title = "L" * 150
+    data = {"data": [
+        {"title": "AC/DC", "paragraphs": [{"context": CTX_A, "qas": [_qa("x1", "Who won?", [(LONG, CTX_A.index(LONG))])]},
+                                          {"context": "  ", "qas": []}]},
+        {"title": long_title, "paragraphs": [{"context": CTX_C, "qas": []}]},
+        {"title": "AC/DC", "paragraphs": [{"context": CTX_B, "qas": [_qa("x2", "Impossible?", impossible=True)]}]},
+    ]}
+    report = import_squad(write(tmp_path, data), tmp_path / "c", tmp_path / "q.jsonl", doc="paragraph")
+    names = sorted(p.name for p in (tmp_path / "c" / "squad").iterdir())
+    acdc = imports.safe_file_name("AC/DC")
+    assert acdc.startswith("AC_DC-")
+    # paragraphs[1] of the first AC/DC is empty (no document); the second AC/DC article numbers on from 2
+    assert [n for n in names if n.startswith(acdc)] == [f"{acdc}.p0000.md", f"{acdc}.p0002.md"]
+    [long_name] = [n for n in names if n.startswith("L")]
+    assert len(long_name) <= imports.MAX_NAME + 9 + len(".md")
+    assert report.notes == {"empty_context": 1, "merged_title": 1}
+    check_spans(load_questions(tmp_path / "q.jsonl"), load_corpus(tmp_path / "c"))
+    assert import_squad(write(tmp_path, data), tmp_path / "c", tmp_path / "q.jsonl", doc="paragraph",
+                        overwrite=True).to_json() == report.to_json()  # deterministic
+    assert sorted(p.name for p in (tmp_path / "c" / "squad").iterdir()) == names
+
+
+@pytest.mark.bad_input
+def test_unknown_document_unit(tmp_path):
+    with pytest.raises(UserError, match="unknown document unit 'sentence'; expected one of: article, paragraph"):
+        import_squad(write(tmp_path, squad_v2()), tmp_path / "c", tmp_path / "q.jsonl", doc="sentence")
+    assert not (tmp_path / "c").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# the span_too_short hint
+
+
+def test_sentence_hint_only_where_it_applies(tmp_path):
+    src = write(tmp_path, squad_v2())
+    answer = import_squad(src, tmp_path / "a", tmp_path / "a.jsonl", span="answer")
+    assert "--span sentence keeps more" in answer.reasons["span_too_short"]
+    assert "--span sentence keeps more" in answer.summary()
+    # with sentence spans a sentence under --min-span is still dropped, and no hint says to do what was done
+    sentence = import_squad(src, tmp_path / "s", tmp_path / "s.jsonl", span="sentence", min_span=40)
+    assert sentence.dropped["span_too_short"] >= 1
+    assert sentence.reasons["span_too_short"] == "span shorter than the minimum (--min-span, at least the question " \
+                                                "format's own): fewer than 40 characters"
+    assert "keeps more" not in sentence.summary()
