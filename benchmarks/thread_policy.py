@@ -1,0 +1,104 @@
+"""How OpenMP's wait policy changes the heavy steps on a busy machine: llama.cpp decoding and
+torch embedding, each on 2 threads, quiet and beside a CPU hog that holds one core, with
+``OMP_WAIT_POLICY`` unset (OpenMP's default: worker threads spin while they wait) and set to
+``PASSIVE`` (they sleep), side by side in one run.
+
+Each measurement is its own Python process, so the policy is in the environment before the
+libraries load (OpenMP reads it once, at start-up); the hog is ``python -c 'while True: pass'``,
+started before the measurement and killed after it. Reported: tokens/s of SmolLM2-135M decoding
+(the shipped GGUF, greedy, a fixed prompt, ``--tokens`` new tokens) and passages/s of
+all-MiniLM-L6-v2 encoding ``--passages`` handbook chunks, best of ``--rounds``; then the ratio
+busy / quiet per setting. The stages do not set either variable yet: this script measures the
+trade-off a default would make (benchmarks/RESULTS.md, "OpenMP wait policy").
+
+Usage:  .venv/bin/python benchmarks/thread_policy.py [--tokens 96] [--passages 256] [--rounds 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+POLICIES: dict[str, dict[str, str]] = {
+    "unset (spin)": {},
+    "PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+    "GOMP_SPINCOUNT=10000": {"GOMP_SPINCOUNT": "10000"},
+    "GOMP_SPINCOUNT=100000": {"GOMP_SPINCOUNT": "100000"},
+}
+"""The settings compared (environment added to the measured process): unset is libgomp's
+default (spin about 300,000 times, then sleep), PASSIVE sleeps at once, GOMP_SPINCOUNT spins
+that many times first."""
+OMP_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+LLAMA = """
+import json, sys
+from rag_ablation.llm.llama_cpp import LlamaCppBackend
+llm = LlamaCppBackend(n_threads=2, n_threads_batch=2, n_ctx=1024)
+msgs = [{"role": "user", "content": "Explain in detail how a retrieval-augmented generation pipeline works."}]
+llm.chat(msgs, num_predict=4)
+g = llm.chat(msgs, num_predict=int(sys.argv[1]))
+print(json.dumps(g.completion_tokens / g.seconds))
+"""
+
+TORCH = """
+import json, sys, time
+from rag_ablation.data.chunks import load_chunks
+from rag_ablation.retrieval.embeddings import encode, load_model
+texts = [c.text for c in load_chunks(sys.argv[2])][: int(sys.argv[1])]
+model = load_model("all-MiniLM-L6-v2", threads=2)
+encode(model, texts[:32])
+start = time.perf_counter()
+encode(model, texts)
+print(json.dumps(len(texts) / (time.perf_counter() - start)))
+"""
+
+
+def measure(code: str, args: list[str], policy: dict[str, str], busy: bool) -> float:
+    env = {**{k: v for k, v in os.environ.items() if k not in OMP_VARS}, **policy}
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+    try:
+        time.sleep(0.5 if busy else 0)
+        out = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=REPO, capture_output=True,
+                             text=True, check=True)
+        return float(out.stdout.strip().splitlines()[-1])
+    finally:
+        if hog is not None:
+            hog.kill()
+            hog.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tokens", type=int, default=96)
+    ap.add_argument("--passages", type=int, default=256)
+    ap.add_argument("--chunks", type=Path, default=REPO / "data/build/chunks/base.jsonl",
+                    help="chunks to embed (`dvc repro chunk@base` writes the default)")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated labels of POLICIES to run")
+    args = ap.parse_args()
+    if not args.chunks.is_file():
+        raise SystemExit(f"{args.chunks} does not exist: run `dvc repro chunk@base` first, or pass --chunks")
+    steps = {"llama.cpp decode (tokens/s)": (LLAMA, [str(args.tokens)]),
+             "torch embedding (passages/s)": (TORCH, [str(args.passages), str(args.chunks)])}
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for step, (code, extra) in steps.items():
+        for label in args.policies.split(","):
+            policy = POLICIES[label]
+            for busy in (False, True):
+                best = max(measure(code, extra, policy, busy) for _ in range(args.rounds))
+                results.setdefault(step, {}).setdefault(label, {})["busy" if busy else "quiet"] = best
+                print(f"{step:<30} {label:<13} {'beside a hog' if busy else 'quiet':<13} {best:8.2f}", flush=True)
+    print("\n| step | OpenMP setting | quiet | beside a CPU hog | busy / quiet |\n|---|---|---|---|---|")
+    for step, by_policy in results.items():
+        for label, r in by_policy.items():
+            print(f"| {step} | {label} | {r['quiet']:.2f} | {r['busy']:.2f} | {r['busy'] / r['quiet']:.2f} |")
+    print("\n" + json.dumps(results, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
