@@ -5,6 +5,12 @@ runs `.venv/bin/dvc repro` without activating the environment, that `python` is 
 which cannot import `rag_ablation`. Then this module re-runs the stage with the repository's own
 `.venv/bin/python` (found from the working directory, where DVC runs stages); when there is none,
 it prints one line saying how to set the environment up, and exits 2.
+
+It also puts the working directory first on ``sys.path`` when it holds the package, so a stage
+imports the ``rag_ablation`` beside it, not the editable install's. ``dvc exp run --queue`` runs
+each experiment in a copy of the repository under ``.dvc/tmp/exps/``: without this, every
+queued experiment would run the library as it is in the workspace when the worker reaches it
+(edits made after queueing included), while DVC records the hashes of the copy's files.
 """
 from __future__ import annotations
 
@@ -24,6 +30,9 @@ def _venv_python() -> Path | None:
             break
     return None
 
+
+if (Path.cwd() / "rag_ablation" / "__init__.py").is_file() and sys.path[:1] != [str(Path.cwd())]:
+    sys.path.insert(0, str(Path.cwd()))
 
 if importlib.util.find_spec("rag_ablation") is None:
     venv = _venv_python()

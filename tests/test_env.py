@@ -22,3 +22,21 @@ def test_a_stage_started_by_the_base_interpreter_uses_the_repository_venv():
     res = subprocess.run([str(base), "stages/report.py", "--help"], cwd=ROOT, capture_output=True, text=True, env=env)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("usage: report.py")
+
+
+def test_a_stage_imports_the_package_beside_it_not_the_editable_install(tmp_path):
+    """A queued DVC experiment runs in a copy of the repository: its stages must import the
+    copy's library (the snapshot DVC hashed), even though the editable install points here."""
+    copy = tmp_path / "copy"
+    (copy / "stages").mkdir(parents=True)
+    (copy / "stages" / "_env.py").write_text((ROOT / "stages" / "_env.py").read_text())
+    (copy / "rag_ablation").mkdir()
+    (copy / "rag_ablation" / "__init__.py").write_text("WHERE = 'the copy'\n")
+    (copy / "stages" / "probe.py").write_text("import _env  # noqa: F401\nimport rag_ablation\n"
+                                              "print(getattr(rag_ablation, 'WHERE', rag_ablation.__file__))\n")
+    res = subprocess.run([sys.executable, "stages/probe.py"], cwd=copy, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "the copy"
+    res = subprocess.run([sys.executable, str(copy / "stages" / "probe.py")], cwd=tmp_path, capture_output=True,
+                         text=True)
+    assert res.stdout.strip() == str(ROOT / "rag_ablation" / "__init__.py"), res.stderr
