@@ -680,3 +680,72 @@ def test_chunk_stage_takes_a_5_mb_document(tmp_path):
     assert all(c["body"] == src[c["start"]:c["end"]] and len(c["body"]) <= 300 for c in chunks)
     assert [c["start"] for c in chunks] == sorted(c["start"] for c in chunks)
     assert chunks[-1]["end"] == len(src.rstrip())
+
+
+def _split_project(d, docs, params_split):
+    """A tiny corpus in ``d`` with one main and one identifier question per document (span: its
+    first sentence, the second), two unanswerable questions, and the fixture params with
+    ``split: params_split``."""
+    questions = []
+    for name in docs:
+        first, second = f"The {name} service restarts every night at 02:00 UTC.", f"Its flag is --{name}-restart-now."
+        (d / "corpus/ops").mkdir(parents=True, exist_ok=True)
+        (d / f"corpus/ops/{name}.md").write_text(f"# {name}\n\n{first} {second}\n")
+        questions += [
+            {"id": f"q-{name}-when", "question": f"When does {name} restart?", "doc": f"ops/{name}.md",
+             "span": first, "answer": "02:00 UTC.", "slice": "main", "track": "ops"},
+            {"id": f"q-{name}-flag", "question": f"Which flag restarts {name}?", "doc": f"ops/{name}.md",
+             "span": second, "answer": f"--{name}-restart-now", "slice": "identifier", "track": "ops"}]
+    questions += [{"id": f"q-none-{i}", "question": f"Unknown {i}?", "doc": None, "span": None, "answer": "n/a",
+                   "slice": "unanswerable", "track": "ops"} for i in range(2)]
+    (d / "questions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in questions))
+    params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    (d / "params.yaml").write_text(yaml.safe_dump({**params, "split": params_split}, sort_keys=False))
+
+
+def _run_split(d, ok=True):
+    stage(d, "questions.py", "--corpus", "corpus", "--questions", "questions.jsonl", "--out", d / "build/q.jsonl",
+          "--metrics", d / "metrics/questions.json")
+    return stage(d, "split.py", "--questions", d / "build/q.jsonl", "--out", d / "data/split/handbook.jsonl", ok=ok)
+
+
+def test_split_stage_assigns_and_keeps_old_assignments_when_questions_are_appended(tmp_path):
+    _split_project(tmp_path, ["alpha", "beta", "gamma", "delta"], {"test_fraction": 0.5, "seed": 0})
+    res = _run_split(tmp_path)
+    out = tmp_path / "data/split/handbook.jsonl"
+    text = out.read_text()
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert [r["id"] for r in rows] == sorted(r["id"] for r in rows) and len(rows) == 4 * 2 + 2
+    assert text == "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), "sorted keys, one object a line"
+    assert {r["side"] for r in rows} == {"dev", "test"}
+    for doc in ("alpha", "beta", "gamma", "delta"):
+        assert len({r["side"] for r in rows if r["group"] == f"ops/{doc}.md"}) == 1, "a document stays on one side"
+    line = [x for x in res.stderr.splitlines() if x.startswith("split (")]
+    assert len(line) == 1 and "dev 5, test 5" in line[0], res.stderr
+    assert "identifier 2/2, main 2/2, unanswerable 1/1" in line[0] and "0 kept, 10 newly assigned, 0 dropped" in line[0]
+
+    _run_split(tmp_path)
+    assert out.read_text() == text, "an unchanged rerun gives the same bytes"
+
+    # append a document (and drop nothing): the old questions keep their sides
+    _split_project(tmp_path, ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"], {"test_fraction": 0.5, "seed": 0})
+    res = _run_split(tmp_path)
+    again = {r["id"]: r["side"] for r in map(json.loads, out.read_text().splitlines())}
+    assert {r["id"]: again[r["id"]] for r in rows} == {r["id"]: r["side"] for r in rows}
+    assert {"q-epsilon-when", "q-zeta-flag"} <= set(again) and len(again) == 6 * 2 + 2
+    assert "10 kept, 4 newly assigned, 0 dropped" in res.stderr
+
+    # split: none: every question on side all
+    _split_project(tmp_path, ["alpha", "beta", "gamma", "delta"], "none")
+    res = _run_split(tmp_path)
+    assert {json.loads(x)["side"] for x in out.read_text().splitlines()} == {"all"}
+    assert "all 10 questions on side all (4 dropped from the previous file)" in res.stderr
+
+
+@pytest.mark.bad_input
+def test_split_stage_stops_on_a_slice_with_one_document(tmp_path):
+    _split_project(tmp_path, ["alpha"], {"test_fraction": 0.5, "seed": 0})
+    res = _run_split(tmp_path, ok=False)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "with no question on one side: identifier (dev 1, test 0), main (dev 1, test 0)" in res.stderr
+    assert not (tmp_path / "data/split/handbook.jsonl").exists()

@@ -806,6 +806,44 @@ def _floor(v: Any, where: str) -> float | dict[str, float]:
     return float(v)
 
 
+NO_SPLIT = "none"
+"""The value of ``split`` that turns the dev/test split off (the YAML string, as in ``query: none``)."""
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """``split``: the seeded dev/test split of the question set (``rag_ablation.data.split``,
+    stage ``split``). A sweep picks its winner on the dev questions and confirms it on the test
+    questions; the per-config report and the gate still use every question.
+
+    ``split: none`` (the string ``NO_SPLIT``) turns it off: ``enabled`` is false and the stage
+    writes side ``all`` for every question. A block (or the key left out, or null: the defaults)
+    turns it on. ``test_fraction``: the share of questions a new document group is steered
+    towards on the test side, strictly between 0 and 1; ``seed``: the seed of the order in which
+    new groups are assigned. ``enabled`` is not a key of the block: only ``split: none`` sets it."""
+
+    test_fraction: float = 0.5
+    seed: int = 0
+    enabled: bool = True
+
+    @classmethod
+    def from_params(cls, spec: Any) -> SplitConfig:
+        if spec == NO_SPLIT:
+            return cls(enabled=False)
+        if spec is not None and not isinstance(spec, Mapping):
+            raise ConfigError(f"split: expected a block such as {{test_fraction: 0.5, seed: 0}} or {NO_SPLIT} "
+                              f"(no split), got {spec!r}; write the block, or split: {NO_SPLIT} to turn it off")
+        return cls(**read_block(spec, "split", {"test_fraction": _test_fraction, "seed": integer},
+                                defaults=field_defaults(cls)))
+
+
+def _test_fraction(v: Any, where: str) -> float:
+    if not _is_number(v) or not 0 < v < 1:
+        raise ConfigError(f"{where}: expected a share of the questions strictly between 0 and 1, got {v!r}; "
+                          f"set it to e.g. 0.5 (half on test), or set split: {NO_SPLIT} for no split")
+    return float(v)
+
+
 @dataclass(frozen=True)
 class Params:
     """The whole of params.yaml, checked. ``dataset`` names what the pipeline runs on
@@ -825,10 +863,11 @@ class Params:
     stats: StatsConfig
     judge: JudgeConfig
     gate: GateConfig
+    split: SplitConfig = field(default_factory=SplitConfig)
     dataset: str = "handbook"
 
     BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
-              "query_transforms", "llm", "generation", "stats", "judge", "gate")
+              "query_transforms", "llm", "generation", "stats", "judge", "gate", "split")
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any]) -> Params:
@@ -864,6 +903,7 @@ class Params:
             judge=JudgeConfig.from_params(raw.get("judge")),
             gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval),
                                         answered=_mapping(raw.get("generation"), "generation").get("configs") or ()),
+            split=SplitConfig.from_params(raw.get("split")),
             **top,
         )
 

@@ -32,7 +32,7 @@ DOC = ROOT / "docs" / "pipeline.md"
 BLOCKS: dict[str, type] = {
     "labels": config.LabelsConfig, "embedding": config.EmbeddingConfig, "bm25": config.Bm25Config,
     "faiss": config.FaissConfig, "llm": config.LlmConfig, "generation": config.GenerationConfig,
-    "stats": config.StatsConfig, "judge": config.JudgeConfig, "gate": config.GateConfig,
+    "stats": config.StatsConfig, "judge": config.JudgeConfig, "gate": config.GateConfig, "split": config.SplitConfig,
     "chunkings.<name>": config.ChunkingConfig, "retrieval.<name>": config.RetrievalConfig,
     "retrieval.<name>.rerank": config.RerankConfig, "query_transforms.<name>": config.QueryTransformConfig,
 }
@@ -41,6 +41,7 @@ TOP = [k for k in config.Params.BLOCKS if k not in BLOCKS and k not in NAMED]  #
 
 UNDOCUMENTED = {
     "retrieval.<name>.rerank.allow_placeholder": "tests only: lets an untrained reranker head run for plumbing",
+    "split.enabled": "not a key: `split: none` turns the split off, a block (or no `split:`) turns it on",
 }
 """Keys the dataclasses read that the reference need not list, with the reason."""
 

@@ -1,0 +1,218 @@
+"""The dev/test split of the question set: seeded, stratified by slice, never splitting a
+document, and stable when questions are appended.
+
+A sweep picks its winner on the *dev* questions and confirms it on the *test* questions, so the
+winner's score on test is not inflated by the choice. The split is a committed file
+(``data/split/<dataset>.jsonl``, written by the ``split`` stage): JSON Lines, one object per
+question, ``{"group", "id", "side", "slice"}``, sorted by id. ``side`` is one of ``SIDES``
+(``dev``, ``test``), or ``NO_SIDE`` (``all``) for every question when the split is off
+(``split: none`` in params.yaml).
+
+The rules (:func:`assign_split`):
+
+- **Groups.** A question's group is its source document ``doc``; a question without one (an
+  unanswerable question: ``doc`` null, empty or absent) is a group of its own, named by its
+  ``id``. Every question of a group is on one side, so a document never straddles the split
+  (passages written from one document are not independent). An id that equals some
+  document's path would join that document's group: harmless, it only keeps them together.
+- **Stable.** The file is extended, never reshuffled: a question the previous file assigns to
+  ``dev`` or ``test`` keeps its side; a new question whose group already has assigned
+  questions takes that group's side; ids of the previous file that are no longer in the
+  question set are dropped. A previous file that puts two questions of one group on different
+  sides (a question's ``doc`` was changed, or the file was edited) is bad input.
+- **Stratified.** New groups are assigned per *stratum*, a group's most common slice (ties:
+  the smallest slice name). Within a stratum they are taken in the order of
+  ``sha256(f"{seed}\\0{group}")`` (so the result does not depend on the order of the input),
+  and each goes to the side that brings the stratum's test share, in questions of its groups
+  (the old groups' included), closest to ``test_fraction``; an exact tie goes to dev.
+- **Both sides.** Afterwards every slice must have at least one question on each side, or a
+  sweep could not be confirmed on it; otherwise :class:`SplitError` names each such slice.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from rag_ablation.core.errors import InvalidData, MissingInput, UserError
+from rag_ablation.core.io import SHOWN_PROBLEMS, numbered_json_lines
+
+SIDES = ("dev", "test")
+"""The two sides of an enabled split: ``dev`` (choose on it) and ``test`` (confirm on it)."""
+NO_SIDE = "all"
+"""The side of every question when the split is off (``split: none``)."""
+KNOWN_SIDES = (*SIDES, NO_SIDE)
+"""Every side a split file may hold."""
+
+Row = dict[str, str]
+
+
+class SplitError(UserError, ValueError):
+    """An assignment that breaks the split's rules: a previous file that puts one document on
+    both sides, or a slice left with no question on one side."""
+
+
+def group_of(question: Mapping[str, Any]) -> str:
+    """A question's group: its ``doc`` when that is a non-empty string, else its ``id``."""
+    doc = question.get("doc")
+    return doc if isinstance(doc, str) and doc else str(question["id"])
+
+
+def _records(questions: Iterable[Mapping[str, Any]]) -> list[Row]:
+    """``{"id", "group", "slice"}`` per question; a repeated id is a ValueError (the questions
+    stage has already refused one, so it is a caller's bug)."""
+    out: list[Row] = []
+    seen: set[str] = set()
+    for q in questions:
+        qid = str(q["id"])
+        if qid in seen:
+            raise ValueError(f"question id {qid!r} given twice")
+        seen.add(qid)
+        out.append({"id": qid, "group": group_of(q), "slice": str(q["slice"])})
+    return out
+
+
+def stratum_of(slices: Iterable[str]) -> str:
+    """The most common of ``slices`` (a group's questions' slices); ties: the smallest name."""
+    counts = Counter(slices)
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+
+def group_order(seed: int, group: str) -> str:
+    """The key new groups of a stratum are sorted by: the hex sha256 of ``f"{seed}\\0{group}"``."""
+    return hashlib.sha256(f"{seed}\0{group}".encode()).hexdigest()
+
+
+def assign_split(questions: Iterable[Mapping[str, Any]], previous: Mapping[str, str], *,
+                 test_fraction: float, seed: int) -> list[Row]:
+    """Assign every question to ``dev`` or ``test`` by the module's rules.
+
+    ``questions``: the question records (mappings with ``id``, ``slice`` and ``doc``; other keys
+    are ignored). ``previous``: id -> side of the existing split file (``read_split``; may be
+    empty); a side ``all`` (a file written with the split off) assigns nothing, any other side
+    than dev, test or all is a ValueError. ``test_fraction`` must lie strictly between 0 and 1
+    (ValueError otherwise; params.yaml's ``split.test_fraction`` is checked when read).
+
+    Returns one row ``{"id", "side", "group", "slice"}`` per question, sorted by id. Raises
+    ``SplitError`` naming every group the previous file puts on both sides, or every slice that
+    ends with no question on one side (with its counts)."""
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be strictly between 0 and 1, got {test_fraction!r}")
+    records = _records(questions)
+    members: dict[str, list[Row]] = defaultdict(list)
+    for r in records:
+        members[r["group"]].append(r)
+
+    old: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # group -> side -> ids
+    for r in records:
+        side = previous.get(r["id"])
+        if side in SIDES:
+            old[r["group"]][side].append(r["id"])
+        elif side is not None and side != NO_SIDE:
+            raise ValueError(f"previous side of {r['id']!r} is {side!r}, expected one of {', '.join(KNOWN_SIDES)}")
+    straddling = sorted(g for g, sides in old.items() if len(sides) > 1)
+    if straddling:
+        parts = [f"{g} (" + "; ".join(f"{s}: {', '.join(sorted(old[g][s]))}" for s in SIDES) + ")"
+                 for g in straddling]
+        raise SplitError(
+            f"the previous split puts the questions of {len(straddling)} document(s) on both sides: {', '.join(parts)}; "
+            "a document's questions must share one side (was a question's doc changed?): edit the split file so "
+            "that each listed document's questions have the same side, then rerun")
+    side_of: dict[str, str] = {g: next(iter(sides)) for g, sides in old.items()}
+
+    strata: dict[str, list[str]] = defaultdict(list)  # stratum -> its groups
+    for g, rows in members.items():
+        strata[stratum_of(r["slice"] for r in rows)].append(g)
+    fraction = Fraction(test_fraction)
+    for groups in strata.values():
+        total = sum(len(members[g]) for g in groups if g in side_of)
+        test = sum(len(members[g]) for g in groups if side_of.get(g) == "test")
+        for g in sorted((g for g in groups if g not in side_of), key=lambda g: (group_order(seed, g), g)):
+            n = len(members[g])
+            total += n
+            target = fraction * total  # compare counts, not shares: exact, so a tie is a tie
+            goes_test = abs(test + n - target) < abs(test - target)
+            side_of[g] = "test" if goes_test else "dev"
+            test += n if goes_test else 0
+
+    out = sorted(({"id": r["id"], "side": side_of[r["group"]], "group": r["group"], "slice": r["slice"]}
+                  for r in records), key=lambda r: r["id"])
+    _check_both_sides(out, test_fraction)
+    return out
+
+
+def _check_both_sides(rows: list[Row], test_fraction: float) -> None:
+    by_slice = slice_counts(rows)
+    empty = {s: c for s, c in by_slice.items() if any(c.get(side, 0) == 0 for side in SIDES)}
+    if empty:
+        parts = [f"{s} (dev {c.get('dev', 0)}, test {c.get('test', 0)})" for s, c in empty.items()]
+        raise SplitError(
+            f"the split leaves {len(empty)} slice(s) with no question on one side: {', '.join(parts)}; every slice "
+            f"needs questions on both sides to confirm a sweep on it: try another split.test_fraction (now "
+            f"{test_fraction}), add documents with questions of that slice, or set split: none")
+
+
+def no_split(questions: Iterable[Mapping[str, Any]]) -> list[Row]:
+    """The rows of a split that is off (``split: none``): side ``all`` for every question, with
+    its group and slice as :func:`assign_split` gives them, sorted by id."""
+    return sorted(({**r, "side": NO_SIDE} for r in _records(questions)), key=lambda r: r["id"])
+
+
+def slice_counts(rows: Iterable[Mapping[str, str]]) -> dict[str, dict[str, int]]:
+    """slice -> side -> questions (sides that occur only), slices and sides sorted."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in rows:
+        counts[r["slice"]][r["side"]] += 1
+    return {s: dict(sorted(c.items())) for s, c in sorted(counts.items())}
+
+
+def side_counts(rows: Iterable[Mapping[str, str]]) -> dict[str, int]:
+    """side -> questions (sides that occur only), sorted."""
+    return dict(sorted(Counter(r["side"] for r in rows).items()))
+
+
+_LINE = re.compile(r"^line (\d+):")
+
+
+def read_split(path: Path) -> dict[str, str]:
+    """The split file at ``path`` as id -> side (``dev``, ``test`` or ``all``), read through
+    ``rag_ablation.core.io`` (blank lines skipped). Each line must be a JSON object with a
+    non-empty string ``id`` (not repeated) and a ``side`` of ``KNOWN_SIDES``; its other keys
+    (``group``, ``slice``) are not read. Raises ``InvalidData`` naming the file and every bad
+    line (the first ``SHOWN_PROBLEMS``), ``MissingInput`` when there is no file."""
+    path = Path(path)
+    if not path.is_file():
+        raise MissingInput(f"split file {path} does not exist: expected the JSON lines the split stage writes; "
+                           "run the split stage (`dvc repro split`) to write it")
+    rows, problems = numbered_json_lines(path)
+    out: dict[str, str] = {}
+    first: dict[str, int] = {}
+    for n, obj in rows:
+        if not isinstance(obj, dict):
+            problems.append(f"line {n}: expected a JSON object with an id and a side, found {type(obj).__name__}")
+            continue
+        qid, side = obj.get("id"), obj.get("side")
+        if not isinstance(qid, str) or not qid:
+            problems.append(f"line {n}: field 'id' must be a non-empty string, found {qid!r}")
+            continue
+        if side not in KNOWN_SIDES:
+            problems.append(f"line {n}: unknown side {side!r} of question {qid!r}, expected one of "
+                            f"{', '.join(KNOWN_SIDES)}")
+            continue
+        if qid in first:
+            problems.append(f"line {n}: duplicate id {qid!r} (first on line {first[qid]})")
+            continue
+        first[qid] = n
+        out[qid] = side
+    if problems:
+        problems.sort(key=lambda p: int(m.group(1)) if (m := _LINE.match(p)) else 0)
+        shown = problems[:SHOWN_PROBLEMS] + (
+            [f"... and {len(problems) - SHOWN_PROBLEMS} more"] if len(problems) > SHOWN_PROBLEMS else [])
+        raise InvalidData(f"{path}: {len(problems)} bad line(s) in the split file, expected one JSON object per line "
+                          "with an id and a side (dev, test or all); fix the line(s) or restore the committed file "
+                          "(git checkout -- FILE), then rerun:\n  " + "\n  ".join(shown))
+    return dict(sorted(out.items()))
