@@ -139,3 +139,21 @@ def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
     assert "hybrid" not in yaml.safe_load((repo / "metrics/retrieval.json").read_text())
     run_in(repo, "git", "reset", "-q", "--hard")
     run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
+
+
+def test_sweep_commands_as_written(repo):
+    """The README's five sweep commands on the fixture: six queued experiments run one by one,
+    the summary ranks 18 candidates (the fixture has `split: none`, so on all questions), `dvc exp
+    show` prints the winner, and the summary is committed."""
+    import json
+
+    res = bash(repo, ". .venv/bin/activate\n" + readme_blocks()["sweep"])
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    data = json.loads((repo / "metrics" / "sweep.json").read_text())
+    assert data["candidates"] == 18 and data["chosen_on"] == "all"
+    assert len(data["sides"]) == 6 and all(set(p) == {"chunk_size", "retrieval.hybrid.rrf_k"}
+                                           for p in data["sides"].values())
+    assert data["winner"]["name"].split("@")[0] in {"dense", "bm25", "hybrid"}
+    assert "winner.name" in res.stdout and "tie_set_size" in res.stdout
+    assert "sweep summary" in run_in(repo, "git", "log", "-1", "--format=%s")

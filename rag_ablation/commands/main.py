@@ -30,6 +30,10 @@ COMMANDS: dict[str, Command] = {
                     "each config at B (default: the workspace) against itself at A, each a git revision or a DVC "
                     "experiment: fixed and broken questions, change with interval, p-values "
                     "(e.g. `rag-ablation diff main --md`, `rag-ablation diff EXP_A EXP_B`)"),
+    "sweep-report": Command("rag_ablation.commands.sweep_report",
+                            "rank every (experiment or revision, config) candidate: the dev winner, the candidates "
+                            "tied with it, rank intervals, its held-out test score and winner's curse "
+                            "(e.g. `rag-ablation sweep-report --all-exps --config hybrid`)"),
     "audit-sheet": Command("rag_ablation.commands.audit_sheet",
                            "the questions a config missed, with their top passages, to audit the labels "
                            "(e.g. `rag-ablation audit-sheet --config dense --out audit.md`)"),

@@ -86,3 +86,21 @@ def resolve_side(spec: str, cwd: Path | None = None) -> Side:
         raise UserError(f"experiment name {spec!r} names {len(shas)} experiments (commits "
                         f"{', '.join(s[:10] for s in shas)}); write one of those commits instead")
     return Side(spec, "experiment", shas[0])
+
+
+def head_experiments(cwd: Path | None = None) -> list[Side]:
+    """The DVC experiments of the current commit (``dvc exp list``, DVC's experiments API), as
+    sides, by name. None is an empty list."""
+    try:
+        from dvc.exceptions import NotDvcRepoError
+        from dvc.repo import Repo
+    except ImportError:  # pragma: no cover - dvc is a dependency of the project
+        raise UserError("DVC is not installed: `make install` (or `pip install -e .`) installs it") from None
+    check_repository(cwd)
+    try:
+        with Repo(str(cwd or Path.cwd())) as repo:
+            listed: Mapping[str, Sequence[tuple[str, str | None]]] = repo.experiments.ls()
+    except NotDvcRepoError:
+        return []
+    found = {name: sha for entries in listed.values() for name, sha in entries if sha}
+    return [Side(name, "experiment", sha) for name, sha in sorted(found.items())]

@@ -1,8 +1,9 @@
-"""`rag-ablation diff A B` where A and B are DVC experiments, made by a real `dvc exp run` in a
+"""`rag-ablation diff A B` and `rag-ablation sweep-report` where the sides are DVC experiments, made by a real `dvc exp run` in a
 tiny git + DVC repository (the fixture params.yaml) whose one stage copies the scores file that
 `chunk_size` names: the sweep `dvc exp run -S chunk_size=...` in miniature."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -115,3 +116,34 @@ def test_an_experiment_without_scores_is_one_line(repo):
 def test_the_workspace_as_a_is_refused(repo):
     res = run_diff(repo, "workspace", "exp-new")
     assert res.returncode == 2 and "A is the workspace" in res.stderr
+
+
+# ------------------------------------------------------------------- rag-ablation sweep-report
+
+
+def run_sweep(repo, *args):
+    return subprocess.run([sys.executable, "-m", "rag_ablation.commands.main", "sweep-report", *args], cwd=repo,
+                          capture_output=True, text=True)
+
+
+def test_sweep_report_over_every_experiment_of_the_current_commit(repo, tmp_path):
+    """--all-exps finds exp-new and exp-old (not exp-early, of an earlier commit); each config
+    scored there is a candidate; the fixture has no split, so it ranks on all questions."""
+    out = tmp_path / "out"
+    res = run_sweep(repo, "--all-exps", "--config", "bm25", "--config", "dense", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    data = json.loads((out / "sweep.json").read_text())
+    assert sorted(data["ranking"]) == ["bm25@exp-new", "bm25@exp-old", "dense@exp-new", "dense@exp-old"]
+    assert data["baseline"] == "dense@exp-new" and data["chosen_on"] == "all"
+    assert data["sides"] == {"exp-new": {"chunk_size": NEW}, "exp-old": {"chunk_size": OLD}}
+    assert "new1" in data["unpaired_questions"] and "gone" in data["unpaired_questions"]
+
+
+@pytest.mark.bad_input
+def test_sweep_report_names_an_experiment_without_scores_and_an_unknown_one(repo, tmp_path):
+    res = run_sweep(repo, "--exps", "exp-new", "exp-early", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and res.stderr.startswith("error: no metrics/scores/retrieval.csv at experiment "
+                                                         "'exp-early' (commit ")
+    res = run_sweep(repo, "--exps", "exp-new", "exp-nope", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and "the experiments DVC knows are: exp-early, exp-new, exp-old" in res.stderr
+    assert not (tmp_path / "out").exists()

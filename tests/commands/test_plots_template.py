@@ -93,3 +93,16 @@ def test_missing_member_or_npm_is_one_clear_error(tmp_path):
         read_member(tgz, "package/build/vega.min.js")
     with pytest.raises(UserError, match="not found: install Node.js and npm"):
         npm_pack(["vega@5"], tmp_path, npm=str(tmp_path / "no-such-npm"))
+
+
+def test_the_sweep_cost_plot_fills_like_dvc_with_a_log_latency_axis():
+    """metrics/plots/sweep_cost.json (rag-ablation sweep-report) with the cost_pareto template."""
+    rows = [{"candidate": "bm25@a", "value": 0.8, "p95_ms": 2.0, "front": "Pareto front"},
+            {"candidate": "dense@a", "value": 0.7, "p95_ms": 40.0, "front": "dominated"}]
+    points = [{**r, "rev": "workspace", "filename": "metrics/plots/sweep_cost.json", "field": "value"} for r in rows]
+    spec = VegaRenderer(points, "sweep_cost.json", template="cost_pareto", template_dir=str(TEMPLATES), x="p95_ms",
+                        y="value", title="cost").get_filled_template()
+    assert "<DVC_METRIC" not in json.dumps(spec)
+    assert spec["encoding"]["x"]["field"] == "p95_ms" and spec["encoding"]["x"]["scale"] == {"type": "log"}
+    assert spec["layer"][0]["transform"] == [{"filter": "datum.front == 'Pareto front'"}]
+    assert [p["candidate"] for p in spec["data"]["values"]] == ["bm25@a", "dense@a"]

@@ -1,0 +1,150 @@
+"""`rag-ablation sweep-report` (rag_ablation.commands.sweep_report, through rag_ablation.commands.main)
+on a temporary git repository: three commits (tags s1, s2, s3) of a 40-question scores file with
+three configs each, latency files, and a dev/test split file in the workspace. Experiments as
+sides are tested on a real `dvc exp run` in tests/commands/test_diff_experiments.py."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from score_rows import config_rows, hits_to_ranks, write_retrieval
+
+from conftest import FIXTURES, GIT_ENV
+
+IDS = [f"q{i}" for i in range(40)]
+DOCS = [f"t/d{i // 2}.md" for i in range(40)]
+HITS = {  # per tag, per config: hit@5 of q0..q39
+    "s1": {"dense": [1, 0] * 20, "bm25": [1, 1, 0, 0] * 10, "hybrid": [1] * 20 + [0] * 20},
+    "s2": {"dense": [1, 0] * 20, "bm25": [1, 1, 1, 0] * 10, "hybrid": [1] * 36 + [0] * 4},
+    "s3": {"dense": [0, 0, 1, 0] * 10, "bm25": [1, 1, 0, 0] * 10, "hybrid": [1] * 30 + [0] * 10},
+}
+P95 = {"dense": 40.0, "bm25": 2.0, "hybrid": 45.0}
+
+
+def git(repo, *args):
+    subprocess.run(["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, check=True, capture_output=True)
+
+
+def scores(tag):
+    return [r for config, hits in HITS[tag].items()
+            for r in config_rows(config, hits_to_ranks(hits), ids=IDS, docs=DOCS)]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sweep")
+    git(d, "init", "-q", "-b", "main")
+    params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    for n, tag in enumerate(HITS):
+        params["chunk_size"] = 100 * (n + 1)
+        (d / "params.yaml").write_text(yaml.safe_dump(params))
+        write_retrieval(d / "metrics" / "scores" / "retrieval.csv", scores(tag))
+        for config, ms in P95.items():
+            path = d / "metrics" / "latency" / f"{config}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"total": {"p50_ms": ms / 2, "p95_ms": ms * (n + 1)}}))
+        git(d, "add", "-A")
+        git(d, "commit", "-q", "-m", tag)
+        git(d, "tag", tag)
+    params["split"] = {"test_fraction": 0.5, "seed": 0}
+    (d / "params.yaml").write_text(yaml.safe_dump(params))
+    split = d / "data" / "split" / "handbook.jsonl"
+    split.parent.mkdir(parents=True)
+    split.write_text("".join(json.dumps({"group": doc, "id": i, "side": "dev" if n < 20 else "test", "slice": "main"})
+                             + "\n" for n, (i, doc) in enumerate(zip(IDS, DOCS))))
+    return d
+
+
+def sweep(repo, *args):
+    return subprocess.run([sys.executable, "-m", "rag_ablation.commands.main", "sweep-report", *args], cwd=repo,
+                          capture_output=True, text=True)
+
+
+def written(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def test_the_winner_is_chosen_on_dev_and_confirmed_on_test(repo, tmp_path):
+    out = tmp_path / "out"
+    res = sweep(repo, "--revs", "s1", "s2", "s3", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    data = json.loads((out / "sweep.json").read_text())
+    assert data["chosen_on"] == "dev" and data["questions"] == 20 and data["test_questions"] == 20
+    assert data["candidates"] == 9 and data["baseline"] == "dense@s1"
+    # on dev (q0-q19) hybrid is right everywhere at s1, s2 and s3: an exact tie, and s1 comes first
+    winner = data["winner"]
+    assert winner["name"] == "hybrid@s1" and winner["value"] == 1.0
+    assert set(winner["exact_ties"]) == {"hybrid@s2", "hybrid@s3"}
+    assert winner["test"]["value"] == 0.0  # hybrid@s1 misses every test question: q20-q39
+    assert winner["baseline_test"]["value"] == 0.5
+    assert winner["test_change"]["delta"] == -0.5
+    assert winner["winners_curse"]["value"] == 1.0
+    assert data["ranking"]["hybrid@s2"]["rank"] == 1 and data["ranking"]["dense@s3"]["rank"] == 9
+    assert data["ranking"]["bm25@s1"]["p95_ms"] == 2.0 and data["ranking"]["bm25@s3"]["p95_ms"] == 6.0
+    assert data["ranking"]["bm25@s1"]["pareto"] is True and data["ranking"]["bm25@s3"]["pareto"] is False
+    assert data["sides"] == {"s1": {"chunk_size": 100}, "s2": {"chunk_size": 200}, "s3": {"chunk_size": 300}}
+    md = (out / "sweep.md").read_text()
+    assert res.stdout == md
+    assert "**Winner** (chosen on the 20 dev questions): `hybrid@s1`" in md
+    assert "**On the 20 held-out test questions**: recall@5 0.000" in md
+    assert "rag-ablation sweep-report --revs s1 s2 s3 --out" in md
+    plot = json.loads((out / "plots" / "sweep_cost.json").read_text())
+    assert [r["candidate"] for r in plot][:2] == ["bm25@s1", "bm25@s2"] and len(plot) == 9
+
+
+def test_no_split_ranks_on_all_questions_and_the_output_is_deterministic(repo, tmp_path):
+    first = tmp_path / "a"
+    args = ["--revs", "s1", "s2", "--config", "hybrid", "--config", "bm25", "--no-split", "--baseline", "bm25@s1",
+            "--out", str(first)]
+    assert sweep(repo, *args).returncode == 0
+    names = ("sweep.json", "sweep.md", "plots/sweep_cost.json")
+    before = [(first / name).read_bytes() for name in names]
+    assert sweep(repo, *args).returncode == 0
+    assert [(first / name).read_bytes() for name in names] == before
+    data = json.loads((first / "sweep.json").read_text())
+    assert data["chosen_on"] == "all" and data["questions"] == 40 and "test" not in data["winner"]
+    assert data["winner"]["name"] == "hybrid@s2" and data["winner"]["value"] == 36 / 40
+    # hybrid@s2 against bm25@s1 (1,1,0,0 repeated): wins on q2,q3,q6,... up to q35 = 18, loses on q36, q37
+    assert data["ranking"]["hybrid@s2"]["win_rate"] == pytest.approx(round(18 / 20, 4))
+    assert "a" in data["ranking"]["hybrid@s2"]["letter"]
+    assert "No held-out questions" in (first / "sweep.md").read_text()
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("args, message", [
+    (["--revs", "s1", "--config", "dense"], "needs at least two candidates; found 1"),
+    (["--revs", "s1", "nope"], "unknown revision or experiment 'nope'"),
+    (["--revs", "s1", "s2", "--config", "rerank"], "config(s) 'rerank' not scored at s1; scored configs there: "
+                                                   "bm25, dense, hybrid"),  # params order (safe_dump sorts)
+    (["--revs", "s1", "s2", "--baseline", "dense@s9"], "baseline 'dense@s9' is not a candidate"),
+    ([], "no sides: name the candidates with --exps NAME ..., --all-exps or --revs REV ..."),
+])
+def test_bad_input_is_one_message_exit_2_and_nothing_written(repo, tmp_path, args, message):
+    out = tmp_path / "out"
+    res = sweep(repo, *args, "--out", str(out))
+    assert res.returncode == 2
+    assert res.stderr.count("error:") == 1 and message in res.stderr, res.stderr
+    assert written(out) == []
+
+
+@pytest.mark.bad_input
+def test_an_unknown_measure_is_refused_by_the_parser_with_nothing_written(repo, tmp_path):
+    res = sweep(repo, "--revs", "s1", "s2", "--measure", "hit_at_3", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and "invalid choice: 'hit_at_3'" in res.stderr
+    assert written(tmp_path / "out") == []
+
+
+@pytest.mark.bad_input
+def test_a_split_without_its_file_says_how_to_make_it(repo, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    (copy / "data" / "split" / "handbook.jsonl").unlink()
+    res = sweep(copy, "--revs", "s1", "s2", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2
+    assert "params.yaml has a split but data/split/handbook.jsonl does not exist: run `dvc repro split`" in res.stderr
+    assert written(tmp_path / "out") == []
