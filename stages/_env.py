@@ -26,8 +26,8 @@ def _venv_python() -> Path | None:
         candidate = folder / ".venv" / "bin" / "python"
         if candidate.is_file():
             return candidate
-        if (folder / ".dvc").is_dir():
-            break
+        if (folder / ".dvc").is_dir() and "/.dvc/tmp/exps/" not in f"{folder.as_posix()}/":
+            break  # the repository's own root (a queued experiment's copy looks further up, to its repository)
     return None
 
 

@@ -40,3 +40,26 @@ def test_a_stage_imports_the_package_beside_it_not_the_editable_install(tmp_path
     res = subprocess.run([sys.executable, str(copy / "stages" / "probe.py")], cwd=tmp_path, capture_output=True,
                          text=True)
     assert res.stdout.strip() == str(ROOT / "rag_ablation" / "__init__.py"), res.stderr
+
+
+def test_a_queued_experiments_copy_finds_the_venv_of_its_repository(tmp_path, monkeypatch):
+    """DVC runs a queued experiment in REPO/.dvc/tmp/exps/<run>/<copy>/ (a DVC repository of its
+    own, without the untracked .venv): the stage looks past the copy's root to REPO's .venv."""
+    import importlib.util as iu
+
+    spec = iu.spec_from_file_location("stage_env", ROOT / "stages" / "_env.py")
+    env = iu.module_from_spec(spec)
+    spec.loader.exec_module(env)
+    repo = tmp_path / "repo"
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "bin" / "python").write_text("")
+    copy = repo / ".dvc" / "tmp" / "exps" / "run" / "tmpab12"
+    (copy / ".dvc").mkdir(parents=True)
+    monkeypatch.chdir(copy)
+    assert env._venv_python() == (repo / ".venv" / "bin" / "python").resolve()
+    other = tmp_path / "other"
+    (other / ".dvc").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").write_text("")
+    monkeypatch.chdir(other)
+    assert env._venv_python() is None  # a plain repository stops at its own root

@@ -150,15 +150,32 @@ def repo_root(start: Path | None = None) -> Path:
     return here
 
 
+EXPERIMENT_COPIES = (".dvc", "tmp", "exps")
+"""Where DVC makes the copy a queued or ``--temp`` experiment runs in: ``REPO/.dvc/tmp/exps/...``."""
+
+
+def home_repo(start: Path | None = None) -> Path:
+    """The repository the user works in: :func:`repo_root`, or, inside the copy DVC runs a queued
+    experiment in (``REPO/.dvc/tmp/exps/.../``), the ``REPO`` it was copied from. Caches and
+    external data sets are found from here, so every experiment of a sweep shares the user's
+    caches and reads the data sets beside the user's checkout."""
+    root = repo_root(start)
+    parts = root.parts
+    for i in range(len(parts) - len(EXPERIMENT_COPIES)):
+        if parts[i:i + len(EXPERIMENT_COPIES)] == EXPERIMENT_COPIES and i > 0:
+            return Path(*parts[:i])
+    return root
+
+
 def default_cache_dir() -> Path:
     """Where caches live, outside DVC's outputs: ``$RAG_ABLATION_CACHE`` if set and non-empty,
-    else ``.cache/`` in the repository being run (``repo_root``; git-ignored). The folder need
-    not exist yet."""
-    return Path(os.environ.get("RAG_ABLATION_CACHE") or repo_root() / ".cache")
+    else ``.cache/`` in the user's repository (:func:`home_repo`; git-ignored), shared by the
+    experiments DVC runs in copies of it. The folder need not exist yet."""
+    return Path(os.environ.get("RAG_ABLATION_CACHE") or home_repo() / ".cache")
 
 
 def datasets_dir() -> Path:
     """Where external data sets (such as ``covidqa/``) are read in place, never copied:
     ``$RAG_ABLATION_DATASETS`` if set and non-empty, else ``../shared/datasets`` beside the
-    repository being run (``repo_root``)."""
-    return Path(os.environ.get("RAG_ABLATION_DATASETS") or repo_root().parent / "shared" / "datasets")
+    user's repository (:func:`home_repo`, also from inside a queued experiment's copy)."""
+    return Path(os.environ.get("RAG_ABLATION_DATASETS") or home_repo().parent / "shared" / "datasets")

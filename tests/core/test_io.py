@@ -136,3 +136,24 @@ def test_a_damaged_bm25_token_file_is_named_and_raw_tokens_read_back(tmp_path):
     assert str(e.value) == (f"{tokens_file} line 4: not valid JSON (Unterminated string starting at at column 2), "
                             "expected one JSON list of tokens per chunk; the index is damaged: rerun the bm25 stage "
                             "(dvc repro)")
+
+
+def test_a_queued_experiments_copy_shares_the_users_caches_and_data_sets(tmp_path, monkeypatch):
+    """DVC runs a queued experiment in REPO/.dvc/tmp/exps/<run>/<copy>/, itself a DVC repository:
+    caches and data sets are still found from REPO, so a sweep reuses the user's embeddings."""
+    from rag_ablation.core.io import datasets_dir, default_cache_dir, home_repo, repo_root
+
+    repo = tmp_path / "repo"
+    copy = repo / ".dvc" / "tmp" / "exps" / "run" / "tmpab12"
+    (copy / ".dvc").mkdir(parents=True)
+    (copy / "stages").mkdir()
+    monkeypatch.delenv("RAG_ABLATION_CACHE", raising=False)
+    monkeypatch.delenv("RAG_ABLATION_DATASETS", raising=False)
+    monkeypatch.chdir(copy / "stages")
+    assert repo_root() == copy.resolve()
+    assert home_repo() == repo.resolve()
+    assert default_cache_dir() == repo.resolve() / ".cache"
+    assert datasets_dir() == tmp_path.resolve() / "shared" / "datasets"
+    monkeypatch.chdir(repo)
+    (repo / ".dvc").mkdir(exist_ok=True)
+    assert home_repo() == repo_root() == repo.resolve()
