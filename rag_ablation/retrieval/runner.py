@@ -12,6 +12,14 @@ Run files hold rankings only, never labels: scoring them against span labels is
 Running a config times each step per question (query embedding, FAISS search, BM25 search,
 fusion, rerank) with ``time.perf_counter``; those times go to a leaf latency file, never into
 the ranking output, which stays byte-for-byte deterministic.
+
+Query embedding is batched and cached (:func:`embed_queries`): before the first search, every
+text the config sends to the dense retriever is looked up in the embedding cache the chunks use
+(keyed by model and text) and the missing ones are embedded in batches (``embedding.batch_size``,
+committed batch by batch), so a second config searching with the same questions embeds nothing.
+Its ``query_embed`` time per question is the whole query-embedding time of the stage (cache
+lookups and batches) divided by the number of questions: a share of a batch, not a single-query
+latency; with every text cached it is the lookup's share.
 """
 from __future__ import annotations
 
@@ -25,7 +33,7 @@ import numpy as np
 from rag_ablation.data.chunks import Chunk
 from rag_ablation.core.config import Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig
 from rag_ablation.retrieval.bm25 import Scorer, open_bm25, top_k
-from rag_ablation.retrieval.embeddings import encode, load_model
+from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, encode, load_model
 from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
 from rag_ablation.retrieval.indexes import load_dense, search_dense
@@ -38,12 +46,15 @@ STEPS = ("query_embed", "faiss_search", "bm25_search", "fusion", "rerank")
 
 @dataclass
 class Retrievers:
-    """What a config may need, already loaded. ``embed_query`` maps a question to a normalized
-    vector; ``chunk_text`` gives the indexed text of a chunk id (for the reranker)."""
+    """What a config may need, already loaded. ``embed_many`` maps query texts to normalized
+    vectors, one row each (batched and cached, :func:`embed_queries`); ``embed_query`` maps one
+    text (used when there is no ``embed_many``); ``chunk_text`` gives the indexed text of a chunk
+    id (for the reranker)."""
 
     dense_index: Any = None
     dense_ids: Sequence[str] | None = None
     embed_query: Callable[[str], np.ndarray] | None = None
+    embed_many: Callable[[Sequence[str]], np.ndarray] | None = None
     bm25: Scorer | None = None
     bm25_ids: Sequence[str] | None = None
     tokenizer: str = "regex"
@@ -84,11 +95,36 @@ def open_retrievers(
     if cfg.uses_dense:
         r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
         set_search_params(r.dense_index, faiss or FaissConfig())
-        model = load_model(embedding.model, threads=threads)
-        r.embed_query = lambda text: encode(model, [text])[0]
+        model: list[Any] = []
+
+        def load() -> Any:
+            if not model:
+                model.append(load_model(embedding.model, threads=threads))
+            return model[0]
+
+        r.embed_query = lambda text: encode(load(), [text])[0]
+        r.embed_many = lambda texts: embed_queries(texts, model_name=embedding.model, load=load,
+                                                   batch_size=embedding.batch_size)
     if cfg.uses_bm25:
         r.bm25, r.bm25_ids = open_bm25(bm25_path, bm25)
     return r, status, reason
+
+
+def embed_queries(texts: Sequence[str], *, model_name: str, load: Callable[[], Any], batch_size: int,
+                  cache: EmbeddingCache | None = None) -> np.ndarray:
+    """Vectors of ``texts`` (one row each) through the embedding cache (default: the project's,
+    the one the dense stage fills): only texts it lacks are embedded, each once, in batches of
+    ``batch_size`` committed as they finish (``embeddings.embed_cached``); ``load`` gives the model
+    and is called only then."""
+    own = cache is None
+    cache = cache or EmbeddingCache()
+    try:
+        vectors, _ = embed_cached(texts, model_name=model_name, cache=cache, load=load, batch_size=batch_size,
+                                  progress=False)
+    finally:
+        if own:
+            cache.close()
+    return vectors
 
 
 def step_latency(times: Sequence[Mapping[str, float]]) -> dict:
@@ -112,22 +148,30 @@ def tie_order(lists: Sequence[Sequence[str]], names: Sequence[str], ties: str | 
 
 
 def retrieve_one(
-    cfg: RetrievalConfig, question: str, r: Retrievers, *, rerank_query: str | None = None
+    cfg: RetrievalConfig, question: str, r: Retrievers, *, rerank_query: str | None = None,
+    query_vector: np.ndarray | None = None, embed_seconds: float = 0.0,
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """Ranking of (chunk id, score), best first, at most ``cfg.k`` long, and step times in
     seconds (only the steps this config runs). ``question`` goes to the first-stage
-    retrievers; the reranker scores ``rerank_query`` (default: ``question``)."""
+    retrievers; the reranker scores ``rerank_query`` (default: ``question``). A dense config
+    given ``query_vector`` (embedded beforehand, in ``embed_seconds``) searches with it; else it
+    embeds ``question`` here with ``r.embed_query`` and times that."""
     times: dict[str, float] = {}
     lists: list[list[tuple[str, float]]] = []
     names: list[str] = []
     if cfg.uses_dense:
-        assert r.embed_query is not None and r.dense_index is not None and r.dense_ids is not None
+        assert r.dense_index is not None and r.dense_ids is not None
         t0 = time.perf_counter()
-        qv = r.embed_query(question)
+        if query_vector is None:
+            assert r.embed_query is not None
+            qv = r.embed_query(question)
+        else:
+            qv = query_vector
         t1 = time.perf_counter()
         hits = search_dense(r.dense_index, qv, cfg.depth)
         t2 = time.perf_counter()
-        times["query_embed"], times["faiss_search"] = t1 - t0, t2 - t1
+        times["query_embed"] = t1 - t0 if query_vector is None else embed_seconds
+        times["faiss_search"] = t2 - t1
         lists.append([(r.dense_ids[i], s) for i, s in hits])
         names.append("dense")
     if cfg.uses_bm25:
@@ -174,12 +218,21 @@ def run_config(
     retrievers (a rewritten question or a HyDE passage); the reranker always scores the
     original question. Returns per-question records (id, slice, answerable, ranking of
     ``{"chunk": id, "score": s}`` with scores rounded to 6 decimals) in question order, and the
-    per-question step times."""
+    per-question step times. With ``r.embed_many``, a dense config embeds every text first, in
+    one call (module docstring)."""
     records: list[dict] = []
     times: list[dict[str, float]] = []
-    for q in progress(list(questions)):
-        text = queries.get(q.id, q.question) if queries else q.question
-        ranking, t = retrieve_one(cfg, text, r, rerank_query=q.question)
+    questions = list(questions)
+    texts = [queries.get(q.id, q.question) if queries else q.question for q in questions]
+    vectors: np.ndarray | None = None
+    share = 0.0
+    if cfg.uses_dense and r.embed_many is not None and texts:
+        t0 = time.perf_counter()
+        vectors = r.embed_many(texts)
+        share = (time.perf_counter() - t0) / len(texts)
+    for n, q in enumerate(progress(questions)):
+        ranking, t = retrieve_one(cfg, texts[n], r, rerank_query=q.question,
+                                  query_vector=None if vectors is None else vectors[n], embed_seconds=share)
         records.append(
             {
                 "id": q.id,

@@ -69,3 +69,46 @@ def test_transformed_queries_go_to_first_stage_only(retrievers):
     cfg = parse_config("b", {"chunking": "base", "method": "bm25", "depth": 10})
     records, _ = run_config(cfg, [Q("a", "fare cap")], retrievers, queries={"a": "rotate secrets"})
     assert records[0]["ranking"][0]["chunk"] == "c3"
+
+
+def test_a_dense_config_embeds_every_query_text_in_one_call_and_shares_its_time(retrievers):
+    """With ``embed_many``, run_config embeds all texts (the transformed ones where given) before
+    searching, never one by one; each question's query_embed is the call's time over the count."""
+    calls = []
+
+    def embed_many(texts):
+        calls.append(list(texts))
+        return np.stack([fake_vectors()[2] if "ledger" in t else QUERY for t in texts])
+
+    retrievers.embed_many = embed_many
+    retrievers.embed_query = None  # a per-question embedding would fail
+    cfg = parse_config("d", {"chunking": "base", "method": "dense", "depth": 10})
+    qs = [Q("a", "fare cap"), Q("b", "secrets rotate")]
+    records, times = run_config(cfg, qs, retrievers, queries={"b": "the ledger"})
+    assert calls == [["fare cap", "the ledger"]]
+    assert [r["ranking"][0]["chunk"] for r in records] == ["c1", "c2"]
+    assert times[0]["query_embed"] == times[1]["query_embed"] >= 0
+
+
+def test_query_embeddings_go_through_the_chunks_cache_and_match_single_encoding(tmp_path):
+    """Real MiniLM: the batched vectors equal one-at-a-time encoding (to float rounding), and a
+    second config with the same questions loads no model and embeds nothing."""
+    from rag_ablation.retrieval.embeddings import EmbeddingCache, encode, load_model
+    from rag_ablation.retrieval.runner import embed_queries
+
+    model = load_model("all-MiniLM-L6-v2", threads=1)
+    loads = []
+
+    def load():
+        loads.append(1)
+        return model
+
+    texts = ["when does the ledger settle", "what is the fare cap", "when does the ledger settle", "rotate keys"]
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    first = embed_queries(texts, model_name="all-MiniLM-L6-v2", load=load, batch_size=2, cache=cache)
+    assert first.shape == (4, 384) and loads == [1]
+    single = np.stack([encode(model, [t])[0] for t in texts])
+    np.testing.assert_allclose(first, single, atol=1e-5)
+    again = embed_queries(texts, model_name="all-MiniLM-L6-v2", load=load, batch_size=2, cache=cache)
+    assert loads == [1] and np.array_equal(first, again)
+    cache.close()
