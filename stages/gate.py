@@ -42,7 +42,8 @@ def main() -> None:
     new = read_scores(args.scores)
     base = read_baseline(args.baseline)
     try:
-        result = run_gate(base, new, rules=params.gate, settings=params.stats, against=args.baseline.as_posix())
+        result = run_gate(base, new, rules=params.gate, settings=params.stats, against=args.baseline.as_posix(),
+                          dataset=params.dataset)
     except Incomparable as e:
         write_json(args.out, INCOMPARABLE_METRICS)
         print(f"gate: not compared: {e}", file=sys.stderr)

@@ -107,7 +107,9 @@ def run(args: argparse.Namespace) -> None:
     else:
         path = args.baseline or BASELINE
         against, base = str(path), read_baseline(path)
-    result = run_gate(base, new, rules=rules, settings=settings, against=against, configs=args.config)
+    dataset = load_config(PARAMS).dataset if PARAMS.is_file() else None
+    result = run_gate(base, new, rules=rules, settings=settings, against=against, configs=args.config,
+                      dataset=dataset)
     if args.md:
         write_text(args.md, format_markdown(result))
     if args.junit:

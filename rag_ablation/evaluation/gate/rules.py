@@ -51,6 +51,10 @@ class Incomparable(UserError):
     questions and what differs, and how to accept the new state after a review."""
 
 
+class NoBaseline(Incomparable):
+    """The accepted baseline holds none of the workspace's questions (another data set)."""
+
+
 # --------------------------------------------------------------------------- results
 
 
@@ -245,14 +249,32 @@ def gate_config(name: str, base_rows: Sequence[Row], new_rows: Sequence[Row], *,
     return out
 
 
+def check_same_question_set(base_rows: Sequence[Row], new_rows: Sequence[Row], *, against: str,
+                            dataset: str | None = None) -> None:
+    """Raise :class:`NoBaseline` when the baseline shares no question id with the workspace: it
+    was accepted on another question set (after ``dataset:`` switched), so nothing can be
+    compared and one line says so, instead of a "cannot compare" per config."""
+    base_ids = {r["id"] for r in base_rows}
+    new_ids = {r["id"] for r in new_rows}
+    if base_ids and new_ids and not base_ids & new_ids:
+        what = f"data set {dataset!r}" if dataset else "this question set"
+        raise NoBaseline(f"no accepted baseline for {what}: {against} holds none of its {len(new_ids)} questions "
+                         f"(it was accepted on another question set); review the scores, then accept them with "
+                         f"`rag-ablation check --accept` and commit {against}")
+
+
 def run_gate(base_rows: Iterable[Row], new_rows: Iterable[Row], *, rules: GateConfig, settings: StatsConfig,
-             against: str, configs: Sequence[str] | None = None) -> GateResult:
+             against: str, configs: Sequence[str] | None = None, dataset: str | None = None) -> GateResult:
     """The gate over ``configs`` (default ``rules.configs``): every config must have rows on both
-    sides and be comparable (else :class:`Incomparable`); a floor named for a slice that no gated
-    config has is a ``UserError`` (a typo in ``gate.floor`` would silently check nothing)."""
+    sides and be comparable (else :class:`Incomparable`; :class:`NoBaseline` when the baseline
+    holds none of the workspace's questions, e.g. accepted on another ``dataset``); a floor named
+    for a slice that no gated config has is a ``UserError`` (a typo in ``gate.floor`` would
+    silently check nothing)."""
     names = tuple(configs or rules.configs)
     if not names:
         raise UserError("no config to gate: set gate.configs in params.yaml or pass --config NAME")
+    base_rows, new_rows = list(base_rows), list(new_rows)
+    check_same_question_set(base_rows, new_rows, against=against, dataset=dataset)
     base = rows_by_config(base_rows, where=against)
     new = rows_by_config(new_rows, where="workspace scores")
     for name in names:

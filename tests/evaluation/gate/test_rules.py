@@ -286,3 +286,20 @@ def test_stage_without_a_baseline_is_one_line_and_exit_2(tmp_path, committed):
     assert res.returncode == 2 and res.stderr.count("\n") == 1
     assert res.stderr.startswith("error: no accepted baseline metrics/gate_baseline.csv")
     assert not (d / "metrics/gate.json").exists()
+
+
+@pytest.mark.bad_input
+def test_a_baseline_of_another_data_set_is_one_line_saying_how_to_accept(committed):
+    """After `dataset:` switches, the accepted baseline holds none of the new questions: one
+    NoBaseline (an Incomparable) naming the data set and the accept command, not a line per config."""
+    from rag_ablation.evaluation.gate.rules import NoBaseline
+
+    other = [{**r, "id": f"covid-{r['id']}"} for r in committed]
+    with pytest.raises(NoBaseline) as e:
+        run_gate(committed, other, rules=RULES, settings=SETTINGS, against="metrics/gate_baseline.csv",
+                 dataset="covidqa")
+    n = len({r["id"] for r in other})
+    assert str(e.value) == (f"no accepted baseline for data set 'covidqa': metrics/gate_baseline.csv holds none of "
+                            f"its {n} questions (it was accepted on another question set); review the scores, then "
+                            "accept them with `rag-ablation check --accept` and commit metrics/gate_baseline.csv")
+    assert isinstance(e.value, Incomparable)
