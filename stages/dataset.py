@@ -1,7 +1,9 @@
-"""Stage `dataset`: write the data set named by `dataset` in params.yaml (handbook or covidqa) to
-one folder that every later stage reads: corpus/, questions.jsonl and audit.jsonl
-(rag_ablation.datasets.registry). handbook comes from the repository's data files given here;
-covidqa is read in place from $RAG_ABLATION_DATASETS/covidqa and never copied into git.
+"""Stage `dataset`: write the data set named by `dataset` in params.yaml (handbook, covidqa, or an
+imported set under data/imported/) to one folder that every later stage reads: corpus/,
+questions.jsonl, audit.jsonl and grades.jsonl (rag_ablation.datasets.registry). handbook comes
+from the repository's data files given here; covidqa is read in place from
+$RAG_ABLATION_DATASETS/covidqa and never copied into git; an imported set from
+data/imported/NAME/. Each data set brings its own audit and hand grades, or none.
 """
 from __future__ import annotations
 
@@ -22,14 +24,18 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, required=True, help="the repository's corpus (handbook)")
     ap.add_argument("--questions", type=Path, required=True, help="the repository's question file (handbook)")
     ap.add_argument("--audit", type=Path, required=True, help="the repository's label audit (handbook)")
+    ap.add_argument("--grades", type=Path, required=True, help="the repository's hand grades (handbook)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     params = load_config()
-    ds = build_dataset(params.dataset, Sources(args.corpus, args.questions, args.audit),
+    ds = build_dataset(params.dataset, Sources(args.corpus, args.questions, args.audit, args.grades),
                        min_span=params.labels.min_span)
     write_dataset(ds, args.out)
     n = sum(1 for _ in numbered_lines(args.out / "questions.jsonl"))  # the lines later stages read
-    print(f"dataset {params.dataset}: {len(ds.documents)} documents, {n} questions", file=sys.stderr)
+    audits = sum(1 for line in ds.audit_text.split("\n") if line.strip())
+    grades = sum(1 for line in ds.grades_text.split("\n") if line.strip())
+    print(f"dataset {params.dataset}: {len(ds.documents)} documents, {n} questions, {audits} audit lines, "
+          f"{grades} hand grades", file=sys.stderr)
 
 
 if __name__ == "__main__":

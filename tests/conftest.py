@@ -62,6 +62,8 @@ def make_fixture_repo(d: Path) -> Path:
     (d / "data/labels").mkdir(parents=True)
     (d / "data/labels/audit.jsonl").write_text("")  # no audit yet
     (d / "data/labels/grades.jsonl").write_text("")  # no hand grades yet
+    (d / "data/imported").mkdir(parents=True)
+    shutil.copy(ROOT / "data/imported/README.md", d / "data/imported/README.md")  # the dataset stage depends on it
     (d / "metrics").mkdir(exist_ok=True)  # no accepted gate baseline yet: the gate has nothing to compare
     (d / "metrics/gate_baseline.csv").write_text(",".join(RETRIEVAL_FIELDS) + "\n")
     for pyc in d.rglob("__pycache__"):

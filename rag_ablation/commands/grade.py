@@ -46,8 +46,9 @@ def build_parser(prog: str = "rag-grade") -> argparse.ArgumentParser:
                     help="question file with the references (data/build/questions.jsonl)")
     ap.add_argument("--runs", type=Path, metavar="DIR", default=Path("data/build/runs"),
                     help="folder of run files with the passages' text (data/build/runs)")
-    ap.add_argument("--grades", type=Path, metavar="FILE", default=Path("data/labels/grades.jsonl"),
-                    help="grades file, read and rewritten (data/labels/grades.jsonl)")
+    ap.add_argument("--grades", type=Path, metavar="FILE", default=None,
+                    help="grades file, read and rewritten (default: the selected data set's: "
+                    "data/labels/grades.jsonl for handbook, data/imported/NAME/grades.jsonl for an imported set)")
     ap.add_argument("--grader", metavar="NAME", default=os.environ.get("USER") or "grader",
                     help="your name, stored with each grade ($USER, else 'grader')")
     ap.add_argument("--config", action="append", default=[], metavar="NAME",
@@ -59,8 +60,26 @@ def build_parser(prog: str = "rag-grade") -> argparse.ArgumentParser:
     return ap
 
 
+HANDBOOK_GRADES = Path("data/labels/grades.jsonl")
+
+
+def default_grades() -> Path:
+    """The hand-grades file of the data set params.yaml selects (handbook when there is no
+    params.yaml); covidqa has none, so grading it is one error saying to pass --grades."""
+    from rag_ablation.core.config import load_config
+    from rag_ablation.core.errors import UserError
+    from rag_ablation.datasets.registry import grades_path
+
+    name = load_config(Path("params.yaml")).dataset if Path("params.yaml").is_file() else "handbook"
+    path = grades_path(name, HANDBOOK_GRADES)
+    if path is None:
+        raise UserError(f"data set {name!r} keeps no hand grades in the repository: pass --grades FILE")
+    return path
+
+
 def _session(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    return run_session(answers=args.answers, questions=args.questions, runs=args.runs, grades=args.grades,
+    grades = args.grades or default_grades()
+    return run_session(answers=args.answers, questions=args.questions, runs=args.runs, grades=grades,
                        grader=args.grader, configs=args.config, sample=args.sample, seed=args.seed,
                        regrade=args.regrade, stdin=stdin, stdout=stdout)
 

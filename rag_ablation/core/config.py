@@ -30,6 +30,10 @@ from rag_ablation.core.errors import UserError
 CONFIG_NAME = re.compile(r"^[a-z0-9_]+$")
 
 DATASETS = ("covidqa", "handbook")  # rag_ablation.datasets.registry.DATASETS
+IMPORTED_DIR = Path("data/imported")
+"""Where imported data sets live, one folder each (relative to the repository root, where DVC runs
+stages): ``NAME/corpus/`` and ``NAME/questions.jsonl``, optionally ``NAME/audit.jsonl`` and
+``NAME/grades.jsonl``. ``dataset: NAME`` selects one; nothing else needs editing."""
 CHUNKING_METHODS = ("chars", "fixed", "sentences")
 DEFAULT_CHUNKING_METHOD = "chars"  # not a field default: ChunkingConfig.size and .overlap, after it, have none
 CHAR_OVERLAP_METHODS = ("chars", "fixed")  # chunking methods whose overlap is in characters
@@ -154,6 +158,30 @@ def text(v: Any, where: str) -> str:
     if not isinstance(v, str) or not v.strip():
         raise _fail(where, "a non-empty string", v)
     return v
+
+
+def imported_datasets(root: Path | None = None) -> list[str]:
+    """The names of the imported data sets under ``root / IMPORTED_DIR`` (default: the current
+    directory's): folders holding ``corpus/`` and ``questions.jsonl``, sorted."""
+    folder = (root or Path.cwd()) / IMPORTED_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(d.name for d in folder.iterdir()
+                  if d.is_dir() and (d / "corpus").is_dir() and (d / "questions.jsonl").is_file())
+
+
+def dataset_name(v: Any, where: str) -> str:
+    """A built-in data set (:data:`DATASETS`) or an imported one (:func:`imported_datasets`)."""
+    if v in DATASETS:
+        return str(v)
+    found = imported_datasets()
+    if isinstance(v, str) and v in found:
+        return v
+    raise ConfigError(f"{where}: expected one of {', '.join(DATASETS)} or the name of an imported data set "
+                      f"({IMPORTED_DIR.as_posix()}/NAME/ holding corpus/ and questions.jsonl; here: "
+                      f"{', '.join(found) or 'none'}), got {v!r}; import one with `rag-ablation import squad FILE "
+                      f"--corpus {IMPORTED_DIR.as_posix()}/NAME/corpus --questions "
+                      f"{IMPORTED_DIR.as_posix()}/NAME/questions.jsonl`")
 
 
 def one_of(*names: str) -> Check:
@@ -847,7 +875,8 @@ def _test_fraction(v: Any, where: str) -> float:
 @dataclass(frozen=True)
 class Params:
     """The whole of params.yaml, checked. ``dataset`` names what the pipeline runs on
-    (``rag_ablation.datasets.registry``: handbook, the default, or covidqa)."""
+    (``rag_ablation.datasets.registry``: handbook, the default, covidqa, or an imported set
+    under :data:`IMPORTED_DIR`)."""
 
     chunk_size: int
     chunk_overlap: int
@@ -876,7 +905,7 @@ class Params:
             raise ConfigError(f"params.yaml: unknown top-level key(s) {', '.join(map(str, unknown))}; "
                               f"expected some of {', '.join(cls.BLOCKS)}")
         top = read_block({k: raw.get(k) for k in ("dataset", "chunk_size", "chunk_overlap")}, "params.yaml",
-                         {"dataset": one_of(*DATASETS), "chunk_size": positive_int, "chunk_overlap": non_negative_int},
+                         {"dataset": dataset_name, "chunk_size": positive_int, "chunk_overlap": non_negative_int},
                          defaults=field_defaults(cls))
         chunkings = {n: ChunkingConfig.from_params(n, s, base_size=top["chunk_size"], base_overlap=top["chunk_overlap"])
                      for n, s in _named(raw.get("chunkings"), "chunkings").items()}

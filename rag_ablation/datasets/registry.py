@@ -6,6 +6,10 @@ writes it to one folder that every later stage reads (``write_dataset``)::
     <out>/corpus/<track>/<file>    the documents, as ``rag_ablation.data.corpus.load_corpus`` reads them
     <out>/questions.jsonl          the question set (``rag_ablation.data.questions``)
     <out>/audit.jsonl              the label audit (``rag_ablation.evaluation.scoring.audit``; may be empty)
+    <out>/grades.jsonl             the hand grades (``rag_ablation.evaluation.judges.grades``; may be empty)
+
+A data set's audit and hand grades are its own: one data set's are never applied to another's
+questions (covidqa has none; an imported set has its own files, or none).
 
 The datasets:
 
@@ -23,6 +27,12 @@ The datasets:
   covidqa}``, in file order. It has no label audit. Its relevance rule needs
   ``labels.same_doc_only: true`` (the anchors' protocol); DVC does not watch the external folder,
   so after changing it run ``dvc repro -f dataset``.
+- any other name: an imported data set, ``data/imported/NAME/`` (``rag_ablation.core.config.IMPORTED_DIR``)
+  as ``rag-ablation import`` writes it: ``corpus/``, ``questions.jsonl``, and optionally
+  ``audit.jsonl`` and ``grades.jsonl`` (hand grades given with ``rag-ablation grade`` while it
+  was selected). Read like the handbook (documents as ``load_corpus`` reads them, the question
+  file validated and kept byte for byte). The dataset stage depends on ``data/imported``, so
+  DVC sees an edit to any imported set.
 """
 from __future__ import annotations
 
@@ -34,7 +44,8 @@ from pathlib import Path
 from rag_ablation.data.corpus import Document, load_corpus
 from rag_ablation.datasets.covidqa import TRACK as COVIDQA_TRACK
 from rag_ablation.datasets.covidqa import load_covidqa
-from rag_ablation.core.errors import lookup
+from rag_ablation.core.config import IMPORTED_DIR, imported_datasets
+from rag_ablation.core.errors import UserError, lookup
 from rag_ablation.core.io import datasets_dir, replaced_folder, write_text
 from rag_ablation.data.questions import Question, load_questions
 
@@ -47,6 +58,7 @@ class Sources:
     corpus: Path
     questions: Path
     audit: Path
+    grades: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -56,14 +68,34 @@ class Dataset:
     documents: list[Document]
     questions_text: str
     audit_text: str
+    grades_text: str = ""
 
 
 def handbook(src: Sources, *, min_span: int) -> Dataset:
     """The repository's example data (module docstring)."""
     documents = load_corpus(src.corpus)
     load_questions(src.questions, min_span=min_span)  # problems name the source file and its lines
-    audit = src.audit.read_text(encoding="utf-8") if src.audit.is_file() else ""
-    return Dataset(documents, src.questions.read_text(encoding="utf-8"), audit)
+    return Dataset(documents, src.questions.read_text(encoding="utf-8"), _text(src.audit), _text(src.grades))
+
+
+def _text(path: Path | None) -> str:
+    return path.read_text(encoding="utf-8") if path is not None and path.is_file() else ""
+
+
+def imported_sources(name: str, root: Path | None = None) -> Sources:
+    """Where the imported data set ``name`` keeps its files (module docstring)."""
+    folder = (root or Path(".")) / IMPORTED_DIR / name
+    return Sources(folder / "corpus", folder / "questions.jsonl", folder / "audit.jsonl", folder / "grades.jsonl")
+
+
+def grades_path(name: str, handbook_grades: Path) -> Path | None:
+    """The hand-grades file of data set ``name``: the handbook's (``handbook_grades``), an
+    imported set's ``grades.jsonl``, None for covidqa (graded nowhere)."""
+    if name == "handbook":
+        return handbook_grades
+    if name in DATASETS:
+        return None
+    return imported_sources(name).grades
 
 
 def covidqa(src: Sources, *, min_span: int) -> Dataset:
@@ -85,8 +117,14 @@ DATASETS: dict[str, Callable[..., Dataset]] = {"covidqa": covidqa, "handbook": h
 
 
 def build_dataset(name: str, src: Sources, *, min_span: int) -> Dataset:
-    """The dataset registered as ``name``; an unknown name lists the valid ones."""
-    return lookup(DATASETS, name, "dataset")(src, min_span=min_span)
+    """The dataset registered as ``name`` (built in, or imported under ``data/imported``); an
+    unknown name lists the valid ones."""
+    if name in DATASETS:
+        return lookup(DATASETS, name, "dataset")(src, min_span=min_span)
+    if name in imported_datasets():
+        return handbook(imported_sources(name), min_span=min_span)
+    raise UserError(f"unknown dataset {name!r}: expected one of {', '.join(DATASETS)} or an imported data set "
+                    f"under {IMPORTED_DIR.as_posix()}/ (here: {', '.join(imported_datasets()) or 'none'})")
 
 
 def write_dataset(ds: Dataset, out: Path) -> None:
@@ -99,3 +137,4 @@ def write_dataset(ds: Dataset, out: Path) -> None:
             write_text(tmp / d.doc, d.text)
     write_text(out / "questions.jsonl", ds.questions_text)
     write_text(out / "audit.jsonl", ds.audit_text)
+    write_text(out / "grades.jsonl", ds.grades_text)

@@ -188,3 +188,29 @@ def test_an_unknown_config_is_one_line_and_exit_2(project):
     res = run_grade(project, "--config", "bm25")
     assert res.returncode == 2 and res.stderr.count("\n") == 1
     assert "no answers for config(s) 'bm25'; answered configs are: dense, hybrid, hyde" in res.stderr
+
+
+def test_grades_go_to_the_selected_data_sets_own_file(tmp_path, monkeypatch):
+    """handbook: data/labels/grades.jsonl; an imported set: its own grades.jsonl; covidqa keeps none
+    in the repository, so grading it needs --grades."""
+    import shutil
+
+    import yaml
+
+    from conftest import FIXTURES
+    from rag_ablation.commands.grade import default_grades
+    from rag_ablation.core.errors import UserError
+
+    folder = tmp_path / "data" / "imported" / "mine"
+    shutil.copytree(FIXTURES / "corpus", folder / "corpus")
+    shutil.copy(FIXTURES / "questions.jsonl", folder / "questions.jsonl")
+    monkeypatch.chdir(tmp_path)
+    params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    for name, expected in (("handbook", "data/labels/grades.jsonl"), ("mine", "data/imported/mine/grades.jsonl")):
+        params["dataset"] = name
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        assert default_grades().as_posix() == expected
+    params["dataset"] = "covidqa"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(UserError, match="data set 'covidqa' keeps no hand grades in the repository: pass --grades"):
+        default_grades()

@@ -235,3 +235,22 @@ def test_seed_without_sample_is_refused(tmp_path, capsys):
                                    "--questions", str(tmp_path / "q.jsonl"), "--seed", "3"])
     assert "--seed 3 has no effect without --sample N" in err and "add --sample N, or drop --seed" in err
     assert not (tmp_path / "c").exists()
+
+
+def test_the_import_prints_the_one_command_that_runs_it(tmp_path, capsys, monkeypatch):
+    """Imported into data/imported/NAME/, the set is selected by `dataset=NAME` alone (BEIR adds
+    the same-document rule); imported elsewhere, the message says where to put it."""
+    monkeypatch.chdir(tmp_path)
+    src = squad_file(tmp_path)
+    main(["import", "squad", str(src), "--corpus", "data/imported/mysquad/corpus", "--questions",
+          "data/imported/mysquad/questions.jsonl"])
+    err = capsys.readouterr().err
+    assert "run it: dvc exp run -S dataset=mysquad -S llm.backend=none" in err
+    from rag_ablation.core.config import imported_datasets
+    assert imported_datasets() == ["mysquad"]
+    main(["import", "beir", str(beir_folder(tmp_path)), "--corpus", "data/imported/sf/corpus", "--questions",
+          "data/imported/sf/questions.jsonl"])
+    assert "run it: dvc exp run -S dataset=sf -S labels.same_doc_only=true -S llm.backend=none" in capsys.readouterr().err
+    main(["import", "squad", str(src), "--corpus", "elsewhere/c", "--questions", "elsewhere/q.jsonl"])
+    assert ("to run it with one switch, import into data/imported/NAME/corpus and data/imported/NAME/questions.jsonl"
+            in capsys.readouterr().err)

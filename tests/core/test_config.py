@@ -66,7 +66,9 @@ def test_fixed_chunking_takes_the_base_overlap_and_refuses_sentence_overlap():
 def test_dataset_is_a_registered_name():
     assert Params.from_params(BASE).dataset == "handbook"
     assert Params.from_params(with_change("dataset", "covidqa")).dataset == "covidqa"
-    assert "params.yaml.dataset: expected one of covidqa, handbook, got 'squad'" in error_of(with_change("dataset", "squad"))
+    message = error_of(with_change("dataset", "squad"))
+    assert "params.yaml.dataset: expected one of covidqa, handbook or the name of an imported data set" in message
+    assert "got 'squad'; import one with `rag-ablation import squad FILE --corpus data/imported/NAME/corpus" in message
 
 
 def test_absent_blocks_take_their_defaults():

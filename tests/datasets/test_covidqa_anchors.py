@@ -75,7 +75,8 @@ def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
     d, b = tmp_path, tmp_path / "build"
     # the repository's own data paths, as dvc.yaml passes them (covidqa ignores them)
     stage(d, "dataset.py", "--corpus", ROOT / "data/corpus", "--questions", ROOT / "data/questions/handbook.jsonl",
-          "--audit", ROOT / "data/labels/audit.jsonl", "--out", b / "dataset")
+          "--audit", ROOT / "data/labels/audit.jsonl", "--grades", ROOT / "data/labels/grades.jsonl",
+          "--out", b / "dataset")
     stage(d, "questions.py", "--corpus", b / "dataset/corpus", "--questions", b / "dataset/questions.jsonl",
           "--out", b / "questions.jsonl", "--metrics", d / "metrics/questions.json")
     assert json.loads((d / "metrics/questions.json").read_text())["n_questions"] == N_QUESTIONS

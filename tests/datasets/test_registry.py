@@ -3,6 +3,7 @@ stages read; handbook is the repository's data unchanged, covidqa is read in pla
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -12,7 +13,8 @@ import yaml
 from conftest import FIXTURES, ROOT
 from rag_ablation.data.corpus import load_corpus
 from rag_ablation.datasets.registry import Sources, build_dataset, write_dataset
-from rag_ablation.core.errors import UnknownName
+from rag_ablation.core.config import ConfigError, Params
+from rag_ablation.core.errors import UserError
 from rag_ablation.data.questions import QuestionError, check_spans, load_questions
 
 
@@ -50,9 +52,55 @@ def test_handbook_problems_name_the_source_file(tmp_path):
 
 
 @pytest.mark.bad_input
-def test_an_unknown_dataset_lists_the_valid_ones(tmp_path):
-    with pytest.raises(UnknownName, match="unknown dataset 'squad'; expected one of: covidqa, handbook"):
+@pytest.mark.bad_input
+def test_an_unknown_dataset_lists_the_valid_ones(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError, match=r"unknown dataset 'squad': expected one of covidqa, handbook or an imported "
+                                        r"data set under data/imported/ \(here: none\)"):
         build_dataset("squad", fixture_sources(tmp_path), min_span=20)
+
+
+def imported_set(root, name="mine", *, grades=True):
+    """An imported data set in ``root/data/imported/NAME`` (the fixture corpus and questions, its
+    own one-line audit and, with ``grades``, one hand grade)."""
+    folder = root / "data" / "imported" / name
+    shutil.copytree(FIXTURES / "corpus", folder / "corpus")
+    shutil.copy(FIXTURES / "questions.jsonl", folder / "questions.jsonl")
+    (folder / "audit.jsonl").write_text('{"id": "mine-audit"}\n')
+    if grades:
+        (folder / "grades.jsonl").write_text('{"id": "mine-grade"}\n')
+    return folder
+
+
+def test_an_imported_set_brings_its_own_audit_and_grades_never_the_handbooks(tmp_path, monkeypatch):
+    imported_set(tmp_path)
+    imported_set(tmp_path, "bare", grades=False)
+    monkeypatch.chdir(tmp_path)
+    handbook_src = fixture_sources(tmp_path)
+    handbook_src = Sources(handbook_src.corpus, handbook_src.questions, handbook_src.audit, tmp_path / "hb-grades.jsonl")
+    (tmp_path / "hb-grades.jsonl").write_text('{"id": "handbook-grade"}\n')
+    ds = build_dataset("mine", handbook_src, min_span=20)
+    assert ds.audit_text == '{"id": "mine-audit"}\n' and ds.grades_text == '{"id": "mine-grade"}\n'
+    assert ds.questions_text == (FIXTURES / "questions.jsonl").read_text()
+    bare = build_dataset("bare", handbook_src, min_span=20)
+    assert bare.grades_text == "" and "handbook" not in bare.audit_text
+    assert build_dataset("handbook", handbook_src, min_span=20).grades_text == '{"id": "handbook-grade"}\n'
+    write_dataset(ds, tmp_path / "out")
+    assert (tmp_path / "out" / "grades.jsonl").read_text() == '{"id": "mine-grade"}\n'
+
+
+@pytest.mark.bad_input
+def test_params_refuse_a_dataset_that_is_neither_built_in_nor_imported(tmp_path, monkeypatch):
+    imported_set(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    params["dataset"] = "mine"
+    assert Params.from_params(params).dataset == "mine"
+    params["dataset"] = "nope"
+    with pytest.raises(ConfigError, match=r"params.yaml.dataset: expected one of covidqa, handbook or the name of an "
+                                          r"imported data set \(data/imported/NAME/ holding corpus/ and questions.jsonl; "
+                                          r"here: mine\), got 'nope'"):
+        Params.from_params(params)
 
 
 def fake_covidqa(root):
@@ -91,10 +139,25 @@ def test_the_dataset_stage_then_the_questions_stage(tmp_path, monkeypatch):
         params["dataset"] = name
         (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
         res = run_stage(tmp_path, "dataset.py", "--corpus", FIXTURES / "corpus", "--questions",
-                        FIXTURES / "questions.jsonl", "--audit", tmp_path / "no-audit.jsonl", "--out", "ds")
+                        FIXTURES / "questions.jsonl", "--audit", tmp_path / "no-audit.jsonl",
+                        "--grades", tmp_path / "no-grades.jsonl", "--out", "ds")
         assert res.returncode == 0, res.stderr
         res = run_stage(tmp_path, "questions.py", "--corpus", "ds/corpus", "--questions", "ds/questions.jsonl",
                         "--out", "q.jsonl", "--metrics", "m.json")
         assert res.returncode == 0, res.stderr
         m = json.loads((tmp_path / "m.json").read_text())
         assert m["n_questions"] == (8 if name == "handbook" else 1), name
+
+
+def test_the_dataset_stage_runs_an_imported_set_by_its_name(tmp_path):
+    imported_set(tmp_path)
+    params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    params["dataset"] = "mine"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    (tmp_path / "hb-grades.jsonl").write_text('{"id": "handbook-grade"}\n')
+    res = run_stage(tmp_path, "dataset.py", "--corpus", FIXTURES / "corpus", "--questions",
+                    FIXTURES / "questions.jsonl", "--audit", tmp_path / "no-audit.jsonl",
+                    "--grades", tmp_path / "hb-grades.jsonl", "--out", "ds")
+    assert res.returncode == 0, res.stderr
+    assert "dataset mine: " in res.stderr and "8 questions, 1 audit lines, 1 hand grades" in res.stderr
+    assert (tmp_path / "ds" / "grades.jsonl").read_text() == '{"id": "mine-grade"}\n'

@@ -251,16 +251,17 @@ def gate_config(name: str, base_rows: Sequence[Row], new_rows: Sequence[Row], *,
 
 def check_same_question_set(base_rows: Sequence[Row], new_rows: Sequence[Row], *, against: str,
                             dataset: str | None = None) -> None:
-    """Raise :class:`NoBaseline` when the baseline shares no question id with the workspace: it
-    was accepted on another question set (after ``dataset:`` switched), so nothing can be
-    compared and one line says so, instead of a "cannot compare" per config."""
+    """Raise :class:`NoBaseline` when the baseline shares no question id with the workspace: it is
+    empty, or was accepted on another question set (after ``dataset:`` switched), so nothing can
+    be compared and one line says so, instead of a "cannot compare" per config."""
     base_ids = {r["id"] for r in base_rows}
     new_ids = {r["id"] for r in new_rows}
-    if base_ids and new_ids and not base_ids & new_ids:
+    if new_ids and not base_ids & new_ids:
         what = f"data set {dataset!r}" if dataset else "this question set"
-        raise NoBaseline(f"no accepted baseline for {what}: {against} holds none of its {len(new_ids)} questions "
-                         f"(it was accepted on another question set); review the scores, then accept them with "
-                         f"`rag-ablation check --accept` and commit {against}")
+        held = ("no rows (nothing was accepted yet)" if not base_ids else
+                f"none of its {len(new_ids)} questions (it was accepted on another question set)")
+        raise NoBaseline(f"no accepted baseline for {what}: {against} holds {held}; review the scores, then accept "
+                         f"them with `rag-ablation check --accept` and commit {against}")
 
 
 def run_gate(base_rows: Iterable[Row], new_rows: Iterable[Row], *, rules: GateConfig, settings: StatsConfig,

@@ -63,7 +63,8 @@ def calibration_section(detail: Detail, judges: Sequence[str], confidence: float
                      f"- invalid reply: {_ids(d['invalid'])}\n\n</details>")
     return "\n".join([
         "## Judges against hand grades", "",
-        f"{g['matching']} hand grades (data/labels/grades.jsonl) match the current text of {g['answers']} answers; "
+        f"{g['matching']} hand grades (the data set's grades.jsonl; the handbook's is data/labels/grades.jsonl) "
+        f"match the current text of {g['answers']} answers; "
         f"{g['stale']} graded an answer that has since changed and {g['unknown']} an answer that no longer exists "
         "(neither is used). Each judge is compared with them on every graded answer of every config. "
         f"Intervals: {confidence:.0%} bootstrap over answers. TPR: the judge accepts what the grader accepted; "

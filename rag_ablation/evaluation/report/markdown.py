@@ -255,7 +255,8 @@ def audit_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfi
              _measure_cell(metrics[n]["audited"], "mrr_at_10"), str(metrics[n]["audited"]["changed"]),
              str(metrics[n]["audited"]["newly_found"])] for n in audited]
     return "\n".join(["## Label audit: before and after", "",
-                      "The audit (data/labels/audit.jsonl) adds passages that were read and found to answer a "
+                      "The data set's label audit (its audit.jsonl; the handbook's is data/labels/audit.jsonl) "
+                      "adds passages that were read and found to answer a "
                       "question its span did not cover. The stored rankings are re-scored with them; nothing is "
                       f"searched again. Across configs, {found} miss(es) turn out to be hits.", "", table(header, rows)])
 
