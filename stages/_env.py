@@ -31,9 +31,6 @@ def _venv_python() -> Path | None:
     return None
 
 
-if (Path.cwd() / "rag_ablation" / "__init__.py").is_file() and sys.path[:1] != [str(Path.cwd())]:
-    sys.path.insert(0, str(Path.cwd()))
-
 if importlib.util.find_spec("rag_ablation") is None:
     venv = _venv_python()
     # compare environments, not binaries: a venv's python is often a symlink to the very
@@ -45,3 +42,8 @@ if importlib.util.find_spec("rag_ablation") is None:
     print(f"error: {sys.executable} cannot import rag_ablation: the project's environment is not active. "
           "Run `make install` once, then `. .venv/bin/activate` (or use `make run`)", file=sys.stderr)
     sys.exit(2)
+
+# After the environment check (which must see the installed environment, not this folder): the
+# package beside the stage wins over the editable install's (module docstring).
+if (Path.cwd() / "rag_ablation" / "__init__.py").is_file() and sys.path[:1] != [str(Path.cwd())]:
+    sys.path.insert(0, str(Path.cwd()))
