@@ -100,6 +100,19 @@ def p95_of(side: Side, config: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
+def answer_seconds_of(side: Side, config: str) -> float | None:
+    """``answer.p50_ms`` / 1000 of the config's generation latency file on that side; None when
+    the config generated no answers there."""
+    text = read_side_file(side, LATENCY / f"generate_{config}.json")
+    if text is None:
+        return None
+    try:
+        value = json.loads(text).get("answer", {}).get("p50_ms")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return float(value) / 1000 if isinstance(value, (int, float)) else None
+
+
 def flat(obj: Any, prefix: str = "") -> dict[str, Any]:
     """Nested params as ``a.b.c -> value``."""
     if isinstance(obj, Mapping):
@@ -193,7 +206,8 @@ def run(args: argparse.Namespace) -> None:
     split = split_of(args)
     latency = {name: p95_of(side, config) for name, (side, config) in where.items()}
     summary = summarise(candidates, measure=args.measure or settings.measure, baseline=baseline, settings=settings,
-                        split=split, p95_ms=latency)
+                        split=split, p95_ms=latency,
+                        answer_s={name: answer_seconds_of(side, config) for name, (side, config) in where.items()})
     legend = side_params(sides)
     markdown = format_markdown(summary, legend, commands=[command_line(args)])
     write_json(args.out / "sweep.json", summary_json(summary, legend))

@@ -48,6 +48,7 @@ def repo(tmp_path_factory):
             path = d / "metrics" / "latency" / f"{config}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps({"total": {"p50_ms": ms / 2, "p95_ms": ms * (n + 1)}}))
+        (d / "metrics" / "latency" / "generate_dense.json").write_text(json.dumps({"answer": {"p50_ms": 1500.0 * (n + 1)}}))
         git(d, "add", "-A")
         git(d, "commit", "-q", "-m", tag)
         git(d, "tag", tag)
@@ -88,11 +89,13 @@ def test_the_winner_is_chosen_on_dev_and_confirmed_on_test(repo, tmp_path):
     assert data["ranking"]["bm25@s1"]["p95_ms"] == 2.0 and data["ranking"]["bm25@s3"]["p95_ms"] == 6.0
     assert data["ranking"]["bm25@s1"]["pareto"] is True and data["ranking"]["bm25@s3"]["pareto"] is False
     assert data["sides"] == {"s1": {"chunk_size": 100}, "s2": {"chunk_size": 200}, "s3": {"chunk_size": 300}}
+    assert data["ranking"]["dense@s2"]["answer_s"] == 3.0 and data["ranking"]["bm25@s2"]["answer_s"] is None
     md = (out / "sweep.md").read_text()
     assert res.stdout == md
     assert "**Winner** (chosen on the 20 dev questions): `hybrid@s1`" in md
     assert "**On the 20 held-out test questions**: recall@5 0.000" in md
     assert "rag-ablation sweep-report --revs s1 s2 s3 --out" in md
+    assert "| s/answer (P50) |" in md and "median seconds per answer" in md
     plot = json.loads((out / "plots" / "sweep_cost.json").read_text())
     assert [r["candidate"] for r in plot][:2] == ["bm25@s1", "bm25@s2"] and len(plot) == 9
 

@@ -52,6 +52,7 @@ def summary_json(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | None 
             "beaten_by": _letters(mark, [j for j in range(len(s.names)) if k in s.beats[j]]),
             "change": _iv(s.change[k], CHANGE_INTERVAL), "p_sign": rounded_p(s.p_sign[k]),
             "win_rate": _optional(s.win_rate[k]), "p95_ms": s.p95_ms[k], "pareto": s.pareto[k],
+            "answer_s": s.answer_s[k],
         }
     w = s.winner
     winner: dict[str, Any] = {"name": s.names[w], **_iv(s.means[w]),
@@ -146,6 +147,10 @@ def ranking_table(s: SweepSummary) -> str:
                                              f"({interval(interval_dict(s.change[k], CHANGE_INTERVAL), signed)})",
                      "" if base else _share(s.win_rate[k]) or "n/a", "" if base else p_value(s.p_sign[k]),
                      _ms(s.p95_ms[k]), "front" if s.pareto[k] else ""])
+    if any(x is not None for x in s.answer_s):
+        header.append("s/answer (P50)")
+        for row, k in zip(rows, order(s)):
+            row.append("" if s.answer_s[k] is None else f"{s.answer_s[k]:.2f}")
     return table(header, rows)
 
 
@@ -174,6 +179,10 @@ def format_markdown(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | No
                      f"(nothing is both as good and as fast): {', '.join(f'`{s.names[k]}`' for k in front) or 'none'}.")
     else:
         parts.append("No candidate has a latency file: the cost side is not known.")
+    if any(x is not None for x in s.answer_s):
+        parts.append("Where a candidate generated answers (`generation.configs`), the table adds its median seconds "
+                     "per answer (`metrics/latency/generate_CONFIG.json`, `answer.p50_ms`; a prompt-cache hit "
+                     "keeps the time of the call that filled it).")
     parts += ["", "## Method", ""]
     parts.append(f"Tie set: {PROCEDURE}, level {s.alpha:.2g}. Intervals: percentile intervals from {s.settings.resamples:,} "
                  f"bootstrap draws of the {unit} (seed {s.settings.seed}). Only questions answerable in every "

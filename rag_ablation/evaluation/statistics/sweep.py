@@ -299,6 +299,7 @@ class SweepSummary:
     win_rate: tuple[float | None, ...]
     p95_ms: tuple[float | None, ...]
     pareto: tuple[bool, ...]
+    answer_s: tuple[float | None, ...]
     unpaired: tuple[str, ...]
     unassigned: tuple[str, ...]
     confirmation: Confirmation | None
@@ -325,12 +326,14 @@ def _paired_change(draws: np.ndarray, means: np.ndarray, i: int, j: int, confide
 
 def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline: str, settings: StatsConfig,
               labels: Mapping[str, str] | None = None, split: Mapping[str, str] | None = None,
-              p95_ms: Mapping[str, float | None] | None = None) -> SweepSummary:
+              p95_ms: Mapping[str, float | None] | None = None,
+              answer_s: Mapping[str, float | None] | None = None) -> SweepSummary:
     """Rank ``candidates`` (name -> per-question rows, at least two) on the 0/1 ``measure``.
 
     ``baseline`` names one candidate; ``split`` (id -> dev/test), when given, makes the ranking
     use dev questions and the confirmation test questions; ``p95_ms`` gives each candidate's P95
-    retrieval latency per query (missing: unknown). The level is ``1 - settings.confidence``.
+    retrieval latency per query and ``answer_s`` its median seconds per generated answer, where
+    it has answers (missing: unknown). The level is ``1 - settings.confidence``.
     """
     if len(candidates) < 2:
         raise UserError(f"a sweep summary needs at least two candidates; found {len(candidates)}: name more sides "
@@ -386,5 +389,6 @@ def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline
         p_sign=tuple(float(raw[k, b]) if k != b else 1.0 for k in range(len(names))),
         win_rate=tuple(win_rate(wins, k, b) if k != b else None for k in range(len(names))),
         p95_ms=cost, pareto=tuple(pareto_front(means.tolist(), cost)),
+        answer_s=tuple((answer_s or {}).get(n) for n in names),
         unpaired=full.unpaired, unassigned=tuple(unassigned), confirmation=confirmation,
     )
