@@ -88,29 +88,30 @@ def read_side_file(side: Side, path: Path) -> str | None:
     return res.stdout if res.returncode == 0 else None
 
 
-def p95_of(side: Side, config: str) -> float | None:
-    """``total.p95_ms`` of the config's latency file on that side; None when it has none."""
-    text = read_side_file(side, LATENCY / f"{config}.json")
+def latency_ms(side: Side, name: str, step: str, percentile: str) -> float | None:
+    """``STEP.PERCENTILE`` (milliseconds) of ``metrics/latency/NAME.json`` on that side; None when
+    the side has no such file or value (an unreadable file counts as none: latencies are leaf
+    records, never inputs)."""
+    text = read_side_file(side, LATENCY / f"{name}.json")
     if text is None:
         return None
     try:
-        value = json.loads(text).get("total", {}).get("p95_ms")
+        value = json.loads(text).get(step, {}).get(percentile)
     except (json.JSONDecodeError, AttributeError):
         return None
     return float(value) if isinstance(value, (int, float)) else None
 
 
+def p95_of(side: Side, config: str) -> float | None:
+    """``total.p95_ms`` of the config's retrieval latency file on that side."""
+    return latency_ms(side, config, "total", "p95_ms")
+
+
 def answer_seconds_of(side: Side, config: str) -> float | None:
     """``answer.p50_ms`` / 1000 of the config's generation latency file on that side; None when
     the config generated no answers there."""
-    text = read_side_file(side, LATENCY / f"generate_{config}.json")
-    if text is None:
-        return None
-    try:
-        value = json.loads(text).get("answer", {}).get("p50_ms")
-    except (json.JSONDecodeError, AttributeError):
-        return None
-    return float(value) / 1000 if isinstance(value, (int, float)) else None
+    ms = latency_ms(side, f"generate_{config}", "answer", "p50_ms")
+    return None if ms is None else ms / 1000
 
 
 def flat(obj: Any, prefix: str = "") -> dict[str, Any]:
