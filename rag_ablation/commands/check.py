@@ -70,12 +70,13 @@ def build_parser(prog: str = "rag-ablation check") -> argparse.ArgumentParser:
     return ap
 
 
-def _params() -> tuple[GateConfig, StatsConfig]:
-    """Gate rules and bootstrap settings from params.yaml; defaults when there is none."""
+def _params() -> tuple[GateConfig, StatsConfig, str | None]:
+    """Gate rules, bootstrap settings and the data set from params.yaml; defaults (and no data
+    set name) when there is none."""
     if not PARAMS.is_file():
-        return GateConfig(), StatsConfig()
+        return GateConfig(), StatsConfig(), None
     params = load_config(PARAMS)
-    return params.gate, params.stats
+    return params.gate, params.stats, params.dataset
 
 
 def _accept(args: argparse.Namespace, rules: GateConfig, settings: StatsConfig, new: list[dict]) -> None:
@@ -95,7 +96,7 @@ def _accept(args: argparse.Namespace, rules: GateConfig, settings: StatsConfig, 
 
 
 def run(args: argparse.Namespace) -> None:
-    rules, settings = _params()
+    rules, settings, dataset = _params()
     new = read_scores(args.scores)
     if args.accept:
         _accept(args, rules, settings, new)
@@ -107,7 +108,6 @@ def run(args: argparse.Namespace) -> None:
     else:
         path = args.baseline or BASELINE
         against, base = str(path), read_baseline(path)
-    dataset = load_config(PARAMS).dataset if PARAMS.is_file() else None
     result = run_gate(base, new, rules=rules, settings=settings, against=against, configs=args.config,
                       dataset=dataset)
     if args.md:

@@ -157,14 +157,15 @@ def run(args: argparse.Namespace) -> None:
 def run_hint(fmt: str, corpus: Path, questions: Path) -> str:
     """The one command that runs the pipeline on what was imported: ``dataset=NAME`` when the
     files are where an imported data set lives (``data/imported/NAME/corpus`` and
-    ``data/imported/NAME/questions.jsonl``), else where to put them. BEIR's short spans need
+    ``data/imported/NAME/questions.jsonl`` of the current directory, the repository root, where
+    ``dataset: NAME`` looks for it), else where to put them. BEIR's short spans need
     ``labels.same_doc_only``."""
     from rag_ablation.core.config import IMPORTED_DIR
 
     folder = questions.parent
     extra = " -S labels.same_doc_only=true" if fmt == "beir" else ""
-    if (folder.parent.as_posix().rstrip("/").endswith(IMPORTED_DIR.as_posix()) and questions.name == "questions.jsonl"
-            and corpus == folder / "corpus"):
+    if (folder.parent.resolve() == IMPORTED_DIR.resolve() and questions.name == "questions.jsonl"
+            and corpus.resolve() == (folder / "corpus").resolve()):
         return (f"run it: dvc exp run -S dataset={folder.name}{extra} -S llm.backend=none   (or set "
                 f"`dataset: {folder.name}` in params.yaml and `dvc repro`)")
     return (f"to run it with one switch, import into {IMPORTED_DIR.as_posix()}/NAME/corpus and "

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from rag_ablation.core.config import PAIRED_MEASURES, load_config
+from rag_ablation.core.config import PAIRED_MEASURES, Params, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
 from rag_ablation.evaluation.report.sweep import cost_rows, format_markdown, summary_json
@@ -154,12 +154,9 @@ def candidates_of(sides: Sequence[Side], selected: Sequence[str], order: Sequenc
     return candidates, where
 
 
-def split_of(args: argparse.Namespace) -> dict[str, str] | None:
-    """The workspace's dev/test assignment, or None (``--no-split``, ``split: none``)."""
-    if args.no_split or not PARAMS.is_file():
-        return None
-    params = load_config(PARAMS)
-    if not params.split.enabled:
+def split_of(args: argparse.Namespace, params: Params | None) -> dict[str, str] | None:
+    """The workspace's dev/test assignment, or None (``--no-split``, ``split: none``, no params.yaml)."""
+    if args.no_split or params is None or not params.split.enabled:
         return None
     from rag_ablation.data.split import read_split
 
@@ -193,18 +190,14 @@ def command_line(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> None:
     params = load_config(PARAMS) if PARAMS.is_file() else None
-    settings = params.stats if params else None
-    if settings is None:
-        from rag_ablation.core.config import StatsConfig
-
-        settings = StatsConfig()
+    settings = params.stats if params else StatsConfig()
     order = list(params.retrieval) if params else []
     sides = sides_of(args)
     if not sides:
         raise UserError("no sides: name the candidates with --exps NAME ..., --all-exps or --revs REV ...")
     candidates, where = candidates_of(sides, args.config, order)
     baseline = args.baseline or f"{settings.baseline}@{sides[0].name}"
-    split = split_of(args)
+    split = split_of(args, params)
     latency = {name: p95_of(side, config) for name, (side, config) in where.items()}
     summary = summarise(candidates, measure=args.measure or settings.measure, baseline=baseline, settings=settings,
                         split=split, p95_ms=latency,

@@ -49,7 +49,7 @@ def summary_json(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | None 
         ranking[name] = {
             **_iv(s.means[k]), "letter": mark[k], "rank": s.rank[k], "rank_low": s.rank_low[k],
             "rank_high": s.rank_high[k], "in_tie_set": k in s.tie_set, "beats": _letters(mark, s.beats[k]),
-            "beaten_by": _letters(mark, [j for j in range(len(s.names)) if k in s.beats[j]]),
+            "beaten_by": _letters(mark, beaten_by(s, k)),
             "change": _iv(s.change[k], CHANGE_INTERVAL), "p_sign": rounded_p(s.p_sign[k]),
             "win_rate": _optional(s.win_rate[k]), "p95_ms": s.p95_ms[k], "pareto": s.pareto[k],
             "answer_s": s.answer_s[k],
@@ -86,6 +86,11 @@ def cost_rows(s: SweepSummary) -> list[dict[str, Any]]:
 
 def _letters(mark: Mapping[int, str], which: Sequence[int]) -> str:
     return "".join(sorted((mark[j] for j in which), key=lambda x: (len(x), x)))
+
+
+def beaten_by(s: SweepSummary, k: int) -> list[int]:
+    """The candidates that beat candidate ``k``."""
+    return [j for j in range(len(s.names)) if k in s.beats[j]]
 
 
 def _share(x: float | None) -> str:
@@ -142,7 +147,7 @@ def ranking_table(s: SweepSummary) -> str:
         base = k == s.baseline
         rows.append([mark[k], f"`{s.names[k]}`", value + (f" **{beaten}**" if beaten else ""),
                      f"{s.rank[k]} ({s.rank_low[k]}–{s.rank_high[k]})", "yes" if k in s.tie_set else "",
-                     _letters(mark, [j for j in range(len(s.names)) if k in s.beats[j]]),
+                     _letters(mark, beaten_by(s, k)),
                      "baseline" if base else f"{signed(s.change[k].estimate)} "
                                              f"({interval(interval_dict(s.change[k], CHANGE_INTERVAL), signed)})",
                      "" if base else _share(s.win_rate[k]) or "n/a", "" if base else p_value(s.p_sign[k]),

@@ -248,7 +248,7 @@ def _labels(clusters: Sequence[Hashable] | npt.ArrayLike | None) -> Iterable[Has
     return cast("Iterable[Hashable] | None", clusters)
 
 
-def _cluster_codes(clusters: Iterable[Hashable], n: int) -> tuple[np.ndarray, int]:
+def cluster_codes(clusters: Iterable[Hashable], n: int) -> tuple[np.ndarray, int]:
     """Integer codes 0..G-1 (in order of first appearance) for one label per question."""
     labels = list(clusters)
     if len(labels) != n:
@@ -328,7 +328,7 @@ def _resample_mean(
             lambda: (total - values) / (n - 1),
             clustered=False,
         )
-    codes, g = _cluster_codes(clusters, values.size)
+    codes, g = cluster_codes(clusters, values.size)
     sums = np.bincount(codes, weights=values, minlength=g)
     counts = np.bincount(codes, minlength=g).astype(float)
     return _Resampled(
@@ -464,7 +464,7 @@ def design_effect(
     """
     array = _values(values)
     n_resamples = check_count(n_resamples, "n_resamples", minimum=2)
-    codes, g = _cluster_codes(cast(Iterable[Hashable], clusters), array.size)
+    codes, g = cluster_codes(cast(Iterable[Hashable], clusters), array.size)
     rng = np.random.default_rng(seed)
     plain = _plain_means(array, n_resamples, rng)
     if np.ptp(plain) <= TOLERANCE * max(1.0, abs(float(array.mean()))):

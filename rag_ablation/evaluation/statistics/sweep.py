@@ -58,7 +58,7 @@ from scipy import stats as sps
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.statistics.comparison import answerable, column_values
-from rag_ablation.evaluation.statistics.inference import Interval, holm, resample_blocks
+from rag_ablation.evaluation.statistics.inference import Interval, cluster_codes, holm, resample_blocks
 
 Row = Mapping[str, Any]
 
@@ -135,11 +135,7 @@ def bootstrap_means(values: np.ndarray, *, resamples: int, seed: int,
             weights = np.bincount((drawn + q * np.arange(rows)[:, None]).ravel(), minlength=rows * q)
             out[start:start + rows] = weights.reshape(rows, q) @ values / q
         return out
-    codes_of: dict[str, int] = {}
-    codes = np.asarray([codes_of.setdefault(c, len(codes_of)) for c in clusters], dtype=np.intp)
-    g = len(codes_of)
-    if g < 2:
-        raise ValueError("the cluster bootstrap needs at least 2 clusters")
+    codes, g = cluster_codes(clusters, q)
     for start, rows in resample_blocks(resamples, g):
         drawn = rng.integers(0, g, size=(rows, g))
         counts = np.bincount((drawn + g * np.arange(rows)[:, None]).ravel(), minlength=rows * g).reshape(rows, g)
@@ -197,11 +193,11 @@ def sign_test_matrix(wins: np.ndarray) -> np.ndarray:
     return np.where(n == 0, 1.0, p)
 
 
-def beats(wins: np.ndarray, alpha: float) -> tuple[list[list[int]], np.ndarray]:
+def beats(wins: np.ndarray, raw: np.ndarray, alpha: float) -> tuple[list[list[int]], np.ndarray]:
     """For each candidate, the candidates it beats (sorted), and the Holm-adjusted p-value
-    matrix (symmetric, diagonal 1): Holm over all ``K (K - 1) / 2`` pairs."""
+    matrix (symmetric, diagonal 1): Holm over all ``K (K - 1) / 2`` pairs of ``raw``
+    (:func:`sign_test_matrix` of ``wins``)."""
     k = wins.shape[0]
-    raw = sign_test_matrix(wins)
     upper = np.triu_indices(k, 1)
     adjusted = np.ones((k, k))
     if upper[0].size:
@@ -356,9 +352,9 @@ def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline
     low, high = rank_interval(draws, settings.confidence)
     winner = int(np.argmax(means))
     wins = pairwise_wins(values)
-    beaten, _ = beats(wins, alpha)
-    b = names.index(baseline)
     raw = sign_test_matrix(wins)
+    beaten, _ = beats(wins, raw, alpha)
+    b = names.index(baseline)
     intervals = tuple(percentile_interval(draws[:, k], means[k], settings.confidence) for k in range(len(names)))
     cost = tuple((p95_ms or {}).get(n) for n in names)
     confirmation = None

@@ -128,7 +128,8 @@ def test_letters_match_holm_adjusted_pairwise_comparisons():
             for name, p in (("a", 0.9), ("b", 0.85), ("c", 0.5), ("d", 0.3))}
     rows = {name: rows_of(name, h) for name, h in hits.items()}
     matrix = candidate_matrix(rows, "hit_at_5")
-    beaten, adjusted = beats(pairwise_wins(matrix.values), 0.05)
+    wins = pairwise_wins(matrix.values)
+    beaten, adjusted = beats(wins, sign_test_matrix(wins), 0.05)
     names = list(rows)
     pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
     compared = with_holm([compare(rows[names[j]], rows[names[i]], base=names[j], new=names[i], measure="hit_at_5",
