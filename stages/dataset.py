@@ -32,10 +32,8 @@ def main() -> None:
                        min_span=params.labels.min_span)
     write_dataset(ds, args.out)
     n = sum(1 for _ in numbered_lines(args.out / "questions.jsonl"))  # the lines later stages read
-    audits = sum(1 for line in ds.audit_text.split("\n") if line.strip())
-    grades = sum(1 for line in ds.grades_text.split("\n") if line.strip())
-    print(f"dataset {params.dataset}: {len(ds.documents)} documents, {n} questions, {audits} audit lines, "
-          f"{grades} hand grades", file=sys.stderr)
+    print(f"dataset {params.dataset}: {len(ds.documents)} documents, {n} questions, {ds.audit_lines} audit lines, "
+          f"{ds.grade_lines} hand grades", file=sys.stderr)
 
 
 if __name__ == "__main__":

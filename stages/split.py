@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from rag_ablation.core import runner
-from rag_ablation.core.config import NO_SPLIT, load_config
+from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_jsonl, write_jsonl
-from rag_ablation.data.split import SIDES, SplitError, assign_split, no_split, read_split, side_counts, slice_counts
+from rag_ablation.data.split import read_split, update_split
 
 
 def main() -> None:
@@ -28,28 +28,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     split = load_config().split
-
-    questions = read_jsonl(args.questions)
     previous = read_split(args.out) if args.out.exists() else {}
-    ids = {str(q["id"]) for q in questions}
-    dropped = sum(1 for i in previous if i not in ids)
-    if not split.enabled:
-        rows = no_split(questions)
-        write_jsonl(args.out, rows)
-        print(f"split: {NO_SPLIT}: all {len(rows)} questions on side all ({dropped} dropped from the previous file)",
-              file=sys.stderr)
-        return
-    try:
-        rows = assign_split(questions, previous, test_fraction=split.test_fraction, seed=split.seed)
-    except SplitError as e:
-        raise SplitError(f"{args.out}: {e}") from None
+    rows, summary = update_split(read_jsonl(args.questions), previous, enabled=split.enabled,
+                                 test_fraction=split.test_fraction, seed=split.seed, where=str(args.out))
     write_jsonl(args.out, rows)
-    kept = sum(1 for r in rows if previous.get(r["id"]) in SIDES)
-    sides = side_counts(rows)
-    by_slice = ", ".join(f"{s} {c.get('dev', 0)}/{c.get('test', 0)}" for s, c in slice_counts(rows).items())
-    print(f"split (test_fraction {split.test_fraction}, seed {split.seed}): dev {sides.get('dev', 0)}, "
-          f"test {sides.get('test', 0)}; by slice (dev/test): {by_slice}; {kept} kept, {len(rows) - kept} newly "
-          f"assigned, {dropped} dropped (no longer in the question set)", file=sys.stderr)
+    print(summary, file=sys.stderr)
 
 
 if __name__ == "__main__":

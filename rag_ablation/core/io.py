@@ -11,7 +11,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
@@ -118,6 +118,28 @@ def numbered_json_lines(path: Path) -> tuple[list[tuple[int, object]], list[str]
         except json.JSONDecodeError as e:
             problems.append(f"line {n}: not valid JSON ({e.msg} at column {e.colno})")
     return rows, problems
+
+
+def string_record_problems(obj: object, fields: Sequence[str], *, non_empty: bool = False) -> list[str]:
+    """What is wrong with ``obj`` as a record of exactly the string ``fields`` (a line of a
+    hand-written JSON-lines file such as the audit or the hand grades): not an object, missing or
+    unknown fields, a field that is not a string (with ``non_empty``: not a non-empty string).
+    An empty list when it has that shape."""
+    listed = ", ".join(fields)
+    if not isinstance(obj, dict):
+        return [f"expected a JSON object with {listed}, found {type(obj).__name__}"]
+    out = []
+    missing = [f for f in fields if f not in obj]
+    extra = sorted(set(obj) - set(fields))
+    if missing:
+        out.append(f"missing field(s) {', '.join(missing)}")
+    if extra:
+        out.append(f"unknown field(s) {', '.join(extra)} (expected only {listed})")
+    for f in fields:
+        if f in obj and (not isinstance(obj[f], str) or (non_empty and not obj[f].strip())):
+            out.append(f"field {f!r} must be a non-empty string, found {obj[f]!r}" if non_empty else
+                       f"field {f!r} must be a string, found {obj[f]!r}")
+    return out
 
 
 SHOWN_PROBLEMS = 20

@@ -33,11 +33,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from rag_ablation.core.config import NO_SPLIT
 from rag_ablation.core.errors import InvalidData, MissingInput, UserError
 from rag_ablation.core.io import SHOWN_PROBLEMS, numbered_json_lines
 
@@ -173,6 +174,30 @@ def slice_counts(rows: Iterable[Mapping[str, str]]) -> dict[str, dict[str, int]]
 def side_counts(rows: Iterable[Mapping[str, str]]) -> dict[str, int]:
     """side -> questions (sides that occur only), sorted."""
     return dict(sorted(Counter(r["side"] for r in rows).items()))
+
+
+def update_split(questions: Sequence[Mapping[str, Any]], previous: Mapping[str, str], *, enabled: bool,
+                 test_fraction: float, seed: int, where: str = "split") -> tuple[list[Row], str]:
+    """What the ``split`` stage writes, and its one line of counts: :func:`assign_split` of
+    ``questions`` over the ``previous`` file's sides, or :func:`no_split` when the split is off.
+    Ids of ``previous`` no longer among the questions are dropped and counted. A
+    :class:`SplitError` names ``where`` (the split file) first."""
+    ids = {str(q["id"]) for q in questions}
+    dropped = sum(1 for i in previous if i not in ids)
+    if not enabled:
+        rows = no_split(questions)
+        return rows, (f"split: {NO_SPLIT}: all {len(rows)} questions on side {NO_SIDE} ({dropped} dropped from the "
+                      "previous file)")
+    try:
+        rows = assign_split(questions, previous, test_fraction=test_fraction, seed=seed)
+    except SplitError as e:
+        raise SplitError(f"{where}: {e}") from None
+    kept = sum(1 for r in rows if previous.get(r["id"]) in SIDES)
+    sides = side_counts(rows)
+    by_slice = ", ".join(f"{s} {c.get('dev', 0)}/{c.get('test', 0)}" for s, c in slice_counts(rows).items())
+    return rows, (f"split (test_fraction {test_fraction}, seed {seed}): dev {sides.get('dev', 0)}, "
+                  f"test {sides.get('test', 0)}; by slice (dev/test): {by_slice}; {kept} kept, {len(rows) - kept} "
+                  f"newly assigned, {dropped} dropped (no longer in the question set)")
 
 
 _LINE = re.compile(r"^line (\d+):")

@@ -70,6 +70,20 @@ class Dataset:
     audit_text: str
     grades_text: str = ""
 
+    @property
+    def audit_lines(self) -> int:
+        """Non-blank lines of the audit (entries, if it is well formed: the score stage checks it)."""
+        return _lines(self.audit_text)
+
+    @property
+    def grade_lines(self) -> int:
+        """Non-blank lines of the hand grades (the judge stages check them)."""
+        return _lines(self.grades_text)
+
+
+def _lines(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.strip())
+
 
 def handbook(src: Sources, *, min_span: int) -> Dataset:
     """The repository's example data (module docstring)."""

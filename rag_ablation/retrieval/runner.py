@@ -23,6 +23,7 @@ latency; with every text cached it is the lookup's share.
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -95,13 +96,7 @@ def open_retrievers(
     if cfg.uses_dense:
         r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
         set_search_params(r.dense_index, faiss or FaissConfig())
-        model: list[Any] = []
-
-        def load() -> Any:
-            if not model:
-                model.append(load_model(embedding.model, threads=threads))
-            return model[0]
-
+        load = functools.cache(lambda: load_model(embedding.model, threads=threads))  # loaded once, if needed
         r.embed_query = lambda text: encode(load(), [text])[0]
         r.embed_many = lambda texts: embed_queries(texts, model_name=embedding.model, load=load,
                                                    batch_size=embedding.batch_size)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from rag_ablation.core.errors import InvalidData
-from rag_ablation.core.io import numbered_json_lines, write_jsonl
+from rag_ablation.core.io import numbered_json_lines, string_record_problems, write_jsonl
 
 FIELDS = ("answer_sha256", "config", "grader", "id", "note", "verdict")
 VERDICTS = ("correct", "incorrect")
@@ -55,18 +55,7 @@ class Grade:
 
 
 def _problems(obj: Any) -> list[str]:
-    if not isinstance(obj, dict):
-        return [f"expected a JSON object with {', '.join(FIELDS)}, found {type(obj).__name__}"]
-    out = []
-    missing = [f for f in FIELDS if f not in obj]
-    extra = sorted(set(obj) - set(FIELDS))
-    if missing:
-        out.append(f"missing field(s) {', '.join(missing)}")
-    if extra:
-        out.append(f"unknown field(s) {', '.join(extra)} (expected only {', '.join(FIELDS)})")
-    for f in FIELDS:
-        if f in obj and not isinstance(obj[f], str):
-            out.append(f"field {f!r} must be a string, found {obj[f]!r}")
+    out = string_record_problems(obj, FIELDS)
     if out:
         return out
     for f in ("answer_sha256", "config", "grader", "id"):

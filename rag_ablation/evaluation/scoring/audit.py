@@ -29,7 +29,7 @@ from typing import Any, cast
 from rag_ablation.data.corpus import Document
 from rag_ablation.core.errors import InvalidData
 from rag_ablation.evaluation.scoring.labels import relevant_chunks
-from rag_ablation.core.io import numbered_json_lines
+from rag_ablation.core.io import numbered_json_lines, string_record_problems
 from rag_ablation.data.questions import MIN_SPAN_CHARS, Question
 from rag_ablation.data.text import normalize
 
@@ -45,18 +45,7 @@ class AuditSpan:
 
 
 def _problems(obj: Any, questions: Mapping[str, Question], texts: Mapping[str, str]) -> list[str]:
-    if not isinstance(obj, dict):
-        return [f"expected a JSON object with {', '.join(FIELDS)}, found {type(obj).__name__}"]
-    out = []
-    missing = [f for f in FIELDS if f not in obj]
-    extra = sorted(set(obj) - set(FIELDS))
-    if missing:
-        out.append(f"missing field(s) {', '.join(missing)}")
-    if extra:
-        out.append(f"unknown field(s) {', '.join(extra)} (expected only {', '.join(FIELDS)})")
-    for f in FIELDS:
-        if f in obj and (not isinstance(obj[f], str) or not obj[f].strip()):
-            out.append(f"field {f!r} must be a non-empty string, found {obj[f]!r}")
+    out = string_record_problems(obj, FIELDS, non_empty=True)
     if out:
         return out
     q = questions.get(obj["id"])
