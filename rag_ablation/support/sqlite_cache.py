@@ -10,6 +10,7 @@ locked or busy database (another process writing) is not damage and passes throu
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,16 +45,39 @@ def guarded(path: Path, what: str) -> Iterator[None]:
         raise damaged(path, what, e) from None
 
 
+def _switch_to_wal(conn: sqlite3.Connection, deadline: float) -> None:
+    """``PRAGMA journal_mode=WAL``, retried while another process holds the file.
+
+    Two processes switching a new file at the same moment can each hold a shared lock and want
+    the exclusive one; SQLite then answers "database is locked" at once, without waiting for
+    the connection's timeout (its busy handler is skipped where waiting could deadlock). The
+    switch is retried every 10-100 ms until ``deadline`` (``time.monotonic()``); after that the
+    contention error passes through unchanged.
+    """
+    pause = 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if not _is_contention(e) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 def open_cache(path: Path, *, what: str, timeout: float, isolation_level: str | None = "") -> sqlite3.Connection:
     """A connection to the cache at ``path`` (WAL mode, ``synchronous=NORMAL``), checked with
-    ``PRAGMA quick_check``; the parent folder is created. Raises ``CacheDamaged``."""
+    ``PRAGMA quick_check``; the parent folder is created. Another process opening or writing
+    the same file is waited for up to ``timeout`` seconds. Raises ``CacheDamaged``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # "" (deferred transactions, sqlite3's own default) is valid at run time; typeshed omits it
+    deadline = time.monotonic() + timeout
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=isolation_level)  # type: ignore[arg-type]
     try:
         with guarded(path, what):
-            conn.execute("PRAGMA journal_mode=WAL")
+            _switch_to_wal(conn, deadline)
             conn.execute("PRAGMA synchronous=NORMAL")
             result = conn.execute("PRAGMA quick_check").fetchone()[0]
             if result != "ok":

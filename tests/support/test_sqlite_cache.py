@@ -5,6 +5,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -97,3 +98,34 @@ def test_a_stage_with_a_damaged_cache_says_so_in_one_line(tmp_path):
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("error: the prompt cache") and str(cache / "prompts.sqlite") in res.stderr
     assert "Traceback" not in res.stderr and not (tmp_path / "a.json").exists()
+
+
+OPENER = """
+import sys, time
+from pathlib import Path
+from rag_ablation.support.sqlite_cache import open_cache
+folder, start = Path(sys.argv[1]), float(sys.argv[2])
+for i in range(20):
+    while time.time() < start + 0.05 * i:
+        pass
+    conn = open_cache(folder / f"{i}.sqlite", what="prompt", timeout=30)
+    conn.execute("CREATE TABLE IF NOT EXISTS t (a)")
+    conn.close()
+print("opened")
+"""
+
+
+def test_two_processes_opening_a_new_cache_at_the_same_moment_both_get_it(tmp_path):
+    # Both switch a fresh file to WAL at once: SQLite answers one of them "database is locked"
+    # without waiting (one in four openings failed so before the switch was retried).
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    start = time.time() + 2.0
+    procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(tmp_path), str(start)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and out.strip() == "opened", err
+    for i in range(20):
+        conn = sqlite3.connect(tmp_path / f"{i}.sqlite")
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.close()
