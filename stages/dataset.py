@@ -1,6 +1,6 @@
 """Stage `dataset`: write the data set named by `dataset` in params.yaml (handbook, covidqa, or an
 imported set under data/imported/) to one folder that every later stage reads: corpus/,
-questions.jsonl, audit.jsonl and grades.jsonl (rag_ablation.datasets.registry). handbook comes
+questions.jsonl, audit.jsonl, grades.jsonl and qrels.jsonl (rag_ablation.datasets.registry). handbook comes
 from the repository's data files given here; covidqa is read in place from
 $RAG_ABLATION_DATASETS/covidqa and never copied into git; an imported set from
 data/imported/NAME/. Each data set brings its own audit and hand grades, or none.
@@ -33,7 +33,8 @@ def main() -> None:
     write_dataset(ds, args.out)
     n = sum(1 for _ in numbered_lines(args.out / "questions.jsonl"))  # the lines later stages read
     print(f"dataset {params.dataset}: {len(ds.documents)} documents, {n} questions, {ds.audit_lines} audit lines, "
-          f"{ds.grade_lines} hand grades", file=sys.stderr)
+          f"{ds.grade_lines} hand grades" + (f", graded qrels for {ds.qrels_lines} questions" if ds.qrels_lines else ""),
+          file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,12 @@ is kept). A labels file of another chunking is an error naming both: chunk ids s
   Answerable questions with no relevant chunk get no line: TREC tools leave them out of their
   means, while the project counts them as misses (the count is printed).
 
+- Graded qrels (``--qrels <data>/qrels.jsonl`` instead of ``--labels``, for a data set imported
+  from BEIR): the run is written per document (each at its first chunk's rank and score, the
+  question's excluded documents removed) and the qrels with their grades, so ir_measures'
+  ``nDCG@10`` and ``R@100`` on the two files equal the project's per question
+  (``rag_ablation.evaluation.scoring.graded``).
+
 The run and the labels must hold the same answerable questions; otherwise one of them is stale
 and the error says which ids differ. Both files are checked before either is written, and each is
 written atomically. A missing or malformed input, or a mismatch, is one ``error:`` line, exit
@@ -32,7 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from rag_ablation.core.errors import InvalidData, MissingInput, UserError
-from rag_ablation.evaluation.scoring.trec import ORDERS, qrels_lines, rankings_from_run, run_lines
+from rag_ablation.evaluation.scoring.graded import read_qrels
+from rag_ablation.evaluation.scoring.trec import (
+    ORDERS,
+    document_rankings,
+    graded_qrels_lines,
+    qrels_lines,
+    rankings_from_run,
+    run_lines,
+)
 from rag_ablation.core.io import write_text
 
 SHOWN = 10  # ids named in a mismatch message
@@ -106,8 +120,12 @@ def build_parser(prog: str = "rag-ablation export-trec") -> argparse.ArgumentPar
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", type=Path, required=True, metavar="FILE",
                     help="retrieve stage output, data/build/runs/<config>.json")
-    ap.add_argument("--labels", type=Path, required=True, metavar="FILE",
-                    help="labels stage output of the run's chunking, data/build/labels/<chunking>.json")
+    labels = ap.add_mutually_exclusive_group(required=True)
+    labels.add_argument("--labels", type=Path, metavar="FILE",
+                        help="labels stage output of the run's chunking, data/build/labels/<chunking>.json")
+    labels.add_argument("--qrels", type=Path, metavar="FILE",
+                        help="graded qrels of a BEIR-style data set, data/build/dataset/qrels.jsonl: the run is "
+                             "written per document and the qrels with their grades")
     ap.add_argument("--out-run", type=Path, required=True, metavar="FILE", help="TREC run file to write")
     ap.add_argument("--out-qrels", type=Path, required=True, metavar="FILE", help="TREC qrels file to write")
     ap.add_argument("--tag", metavar="NAME", default=None, help="run tag, the 6th column (default: the config name)")
@@ -117,12 +135,39 @@ def build_parser(prog: str = "rag-ablation export-trec") -> argparse.ArgumentPar
     return ap
 
 
+def _run_graded(args: argparse.Namespace) -> None:
+    config, _, rankings, answerable = read_run(args.run)
+    if not args.qrels.is_file():
+        raise MissingInput(f"qrels file {args.qrels} does not exist: the dataset stage writes it "
+                           f"(`dvc repro dataset`) for a data set imported from BEIR")
+    qrels = read_qrels(args.qrels)
+    if not qrels:
+        raise UserError(f"qrels file {args.qrels} is empty: the data set has span labels, not graded qrels; "
+                        f"pass --labels data/build/labels/<chunking>.json instead")
+    lines = run_lines(args.tag or config, document_rankings(rankings, qrels), order=args.order)
+    judged = {q: qrels[q] for q in rankings if q in qrels}
+    qrel_lines = graded_qrels_lines(judged)
+    write_text(args.out_run, "".join(line + "\n" for line in lines))
+    write_text(args.out_qrels, "".join(line + "\n" for line in qrel_lines))
+    print(f"wrote {len(lines):,} document run line(s) for {len(rankings):,} question(s) to {args.out_run} "
+          f"and {len(qrel_lines):,} graded qrels line(s) for {len(judged):,} question(s) to {args.out_qrels}",
+          file=sys.stderr)
+    unjudged = answerable - set(qrels)
+    if unjudged:
+        print(f"note: {len(unjudged)} answerable question(s) have no qrels ({_ids(unjudged)}): TREC tools leave "
+              f"them out of their means while the project counts them as misses", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> None:
     if args.out_run.resolve() == args.out_qrels.resolve():
         raise UserError(f"--out-run and --out-qrels are the same file ({args.out_run}); give two paths")
+    source = args.labels if args.labels is not None else args.qrels
     for out in (args.out_run, args.out_qrels):
-        if out.resolve() in (args.run.resolve(), args.labels.resolve()):
+        if out.resolve() in (args.run.resolve(), source.resolve()):
             raise UserError(f"output {out} is an input file; write the TREC files elsewhere")
+    if args.qrels is not None:
+        _run_graded(args)
+        return
     config, chunking, rankings, answerable = read_run(args.run)
     relevant = read_labels(args.labels)
     check_match(args.run, args.labels, config, chunking, answerable, relevant)

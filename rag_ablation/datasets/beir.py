@@ -24,6 +24,10 @@ Protocol (``import_beir``):
   - ``answer``: ``NO_REFERENCE_ANSWER`` (BEIR has no reference answers: the answer measures mean
     nothing on these questions, only the retrieval measures do); ``slice: main``.
 
+  The span only satisfies the question format: a data set imported into ``data/imported/NAME``
+  is scored by its gold file as graded qrels (``rag_ablation.evaluation.scoring.graded``: every
+  judged document, nDCG@10 and recall@100), not by this span.
+
   Every gold document (with its score) is kept in the gold file, one JSON object per line in
   question order: ``{"id": query id, "gold": [{"doc": path, "score": n}, ...] (highest score
   first, the first one being the question's ``doc``), "exclude": [path, ...]}``; ``exclude``

@@ -7,6 +7,8 @@ writes it to one folder that every later stage reads (``write_dataset``)::
     <out>/questions.jsonl          the question set (``rag_ablation.data.questions``)
     <out>/audit.jsonl              the label audit (``rag_ablation.evaluation.scoring.audit``; may be empty)
     <out>/grades.jsonl             the hand grades (``rag_ablation.evaluation.judges.grades``; may be empty)
+    <out>/qrels.jsonl              graded document qrels (``rag_ablation.evaluation.scoring.graded``; empty
+                                   unless the data set was imported from BEIR)
 
 A data set's audit and hand grades are its own: one data set's are never applied to another's
 questions (covidqa has none; an imported set has its own files, or none).
@@ -29,8 +31,10 @@ The datasets:
   so after changing it run ``dvc repro -f dataset``.
 - any other name: an imported data set, ``data/imported/NAME/`` (``rag_ablation.core.config.IMPORTED_DIR``)
   as ``rag-ablation import`` writes it: ``corpus/``, ``questions.jsonl``, and optionally
-  ``audit.jsonl`` and ``grades.jsonl`` (hand grades given with ``rag-ablation grade`` while it
-  was selected). Read like the handbook (documents as ``load_corpus`` reads them, the question
+  ``audit.jsonl``, ``grades.jsonl`` (hand grades given with ``rag-ablation grade`` while it
+  was selected) and ``questions.gold.jsonl`` (a BEIR import's every judged document with its
+  grade: the data set is then scored by these qrels, with nDCG@10 and recall@100).
+  Read like the handbook (documents as ``load_corpus`` reads them, the question
   file validated and kept byte for byte). The dataset stage depends on ``data/imported``, so
   DVC sees an edit to any imported set.
 """
@@ -48,6 +52,7 @@ from rag_ablation.core.config import IMPORTED_DIR, imported_datasets
 from rag_ablation.core.errors import UserError, lookup
 from rag_ablation.core.io import datasets_dir, replaced_folder, write_text
 from rag_ablation.data.questions import Question, load_questions
+from rag_ablation.evaluation.scoring.graded import read_qrels
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class Sources:
     questions: Path
     audit: Path
     grades: Path | None = None
+    qrels: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class Dataset:
     questions_text: str
     audit_text: str
     grades_text: str = ""
+    qrels_text: str = ""
 
     @property
     def audit_lines(self) -> int:
@@ -80,6 +87,11 @@ class Dataset:
         """Non-blank lines of the hand grades (the judge stages check them)."""
         return _lines(self.grades_text)
 
+    @property
+    def qrels_lines(self) -> int:
+        """Non-blank lines of the graded qrels (questions with judged documents)."""
+        return _lines(self.qrels_text)
+
 
 def _lines(text: str) -> int:
     return sum(1 for line in text.split("\n") if line.strip())
@@ -89,7 +101,10 @@ def handbook(src: Sources, *, min_span: int) -> Dataset:
     """The repository's example data (module docstring)."""
     documents = load_corpus(src.corpus)
     load_questions(src.questions, min_span=min_span)  # problems name the source file and its lines
-    return Dataset(documents, src.questions.read_text(encoding="utf-8"), _text(src.audit), _text(src.grades))
+    if src.qrels is not None and src.qrels.is_file():
+        read_qrels(src.qrels)  # a malformed line names the source file, not the copy
+    return Dataset(documents, src.questions.read_text(encoding="utf-8"), _text(src.audit), _text(src.grades),
+                   _text(src.qrels))
 
 
 def _text(path: Path | None) -> str:
@@ -99,7 +114,8 @@ def _text(path: Path | None) -> str:
 def imported_sources(name: str, root: Path | None = None) -> Sources:
     """Where the imported data set ``name`` keeps its files (module docstring)."""
     folder = (root or Path(".")) / IMPORTED_DIR / name
-    return Sources(folder / "corpus", folder / "questions.jsonl", folder / "audit.jsonl", folder / "grades.jsonl")
+    return Sources(folder / "corpus", folder / "questions.jsonl", folder / "audit.jsonl", folder / "grades.jsonl",
+                   folder / "questions.gold.jsonl")
 
 
 def grades_path(name: str, handbook_grades: Path) -> Path | None:
@@ -152,3 +168,4 @@ def write_dataset(ds: Dataset, out: Path) -> None:
     write_text(out / "questions.jsonl", ds.questions_text)
     write_text(out / "audit.jsonl", ds.audit_text)
     write_text(out / "grades.jsonl", ds.grades_text)
+    write_text(out / "qrels.jsonl", ds.qrels_text)

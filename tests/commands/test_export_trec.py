@@ -153,3 +153,40 @@ def test_outputs_must_not_overwrite_inputs(tmp_path, capsys):
     assert e.value.code == 2 and run_path.read_text() == before
     err = capsys.readouterr().err
     assert err == f"error: output {run_path} is an input file; write the TREC files elsewhere\n"
+
+
+def test_graded_qrels_export_documents_and_grades(tmp_path, capsys):
+    from rag_ablation.evaluation.scoring.graded import Qrel, dumps_qrels, graded_scores
+
+    run = {"status": "ok", "config": {"name": "bm25", "chunking": "base"}, "questions": [
+        {"id": "q1", "answerable": True, "ranking": [{"chunk": "w/b.md#1", "score": 5.0},
+                                                     {"chunk": "w/b.md#0", "score": 4.0},
+                                                     {"chunk": "w/q1.md#0", "score": 3.5},
+                                                     {"chunk": "w/a.md#2", "score": 3.0}]}]}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    qrel = Qrel({"w/a.md": 2, "w/b.md": 1, "w/c.md": 1}, frozenset({"w/q1.md"}))
+    (tmp_path / "qrels.jsonl").write_text(dumps_qrels({"q1": qrel}))
+    out_run, out_qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    main(["export-trec", "--run", str(tmp_path / "run.json"), "--qrels", str(tmp_path / "qrels.jsonl"),
+          "--out-run", str(out_run), "--out-qrels", str(out_qrels)])
+    assert [line.split()[2:4] for line in out_run.read_text().splitlines()] == [["w/b.md", "1"], ["w/a.md", "2"]]
+    assert out_qrels.read_text().splitlines() == ["q1 0 w/a.md 2", "q1 0 w/b.md 1", "q1 0 w/c.md 1"]
+    (m,) = ir_measures.iter_calc([ir_measures.nDCG @ 10], ir_measures.read_trec_qrels(str(out_qrels)),
+                                 ir_measures.read_trec_run(str(out_run)))
+    ours = graded_scores([x["chunk"] for x in run["questions"][0]["ranking"]], qrel, depth=100)["ndcg_at_10"]
+    assert m.value == pytest.approx(ours, abs=1e-9)
+    assert "2 document run line(s)" in capsys.readouterr().err
+
+
+@pytest.mark.bad_input
+def test_an_empty_qrels_file_points_to_the_labels(tmp_path, capsys):
+    run = {"status": "ok", "config": {"name": "bm25", "chunking": "base"},
+           "questions": [{"id": "q1", "answerable": True, "ranking": []}]}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    (tmp_path / "qrels.jsonl").write_text("")
+    with pytest.raises(SystemExit) as e:
+        main(["export-trec", "--run", str(tmp_path / "run.json"), "--qrels", str(tmp_path / "qrels.jsonl"),
+              "--out-run", str(tmp_path / "r.txt"), "--out-qrels", str(tmp_path / "q.txt")])
+    assert e.value.code == 2
+    assert "the data set has span labels, not graded qrels" in capsys.readouterr().err
+    assert not (tmp_path / "r.txt").exists()

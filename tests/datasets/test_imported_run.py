@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from conftest import FIXTURES, ROOT
@@ -58,7 +59,7 @@ def stage(cwd, script, *args):
     return res.stderr
 
 
-def run_pipeline(d, corpus, questions):
+def run_pipeline(d, corpus, questions, qrels=None):
     b = d / "build"
     stage(d, "questions.py", "--corpus", corpus, "--questions", questions, "--out", b / "q.jsonl",
           "--metrics", d / "metrics/questions.json")
@@ -76,7 +77,7 @@ def run_pipeline(d, corpus, questions):
     stage(d, "score.py", "--questions", b / "q.jsonl", "--runs", b / "runs", "--labels", b / "labels",
           "--answers", b / "answers", "--retrieval-out", d / "metrics/scores/retrieval.csv",
           "--answers-out", d / "metrics/scores/answers.csv", "--corpus", corpus, "--audit", d / "audit.jsonl",
-          "--audited-out", d / "metrics/scores/audited.csv")
+          "--audited-out", d / "metrics/scores/audited.csv", *(("--qrels", qrels) if qrels else ()))
     stage(d, "evaluate.py", "--retrieval-scores", d / "metrics/scores/retrieval.csv",
           "--answer-scores", d / "metrics/scores/answers.csv", "--out", d / "metrics/retrieval.json")
     return json.loads((d / "metrics/retrieval.json").read_text())["bm25"]
@@ -107,3 +108,33 @@ def test_a_beir_sample_imports_and_runs_with_document_relevance(tmp_path):
     params(tmp_path, same_doc_only=True)
     m = run_pipeline(tmp_path, tmp_path / "corpus", tmp_path / "questions.jsonl")
     assert m["n_questions"] == 2 and m["recall_at_1"] == 1.0
+
+
+def test_a_beir_folder_with_graded_qrels_is_scored_by_them(tmp_path):
+    """Every judged document counts, with its grade: nDCG@10 by its formula from the stored
+    ranking, hit@k on any relevant document, and the metrics file carries nDCG@10."""
+    import csv
+    import math
+
+    src = tmp_path / "beir"
+    (src / "qrels").mkdir(parents=True)
+    docs = [{"_id": "d1", "title": "Paris", "text": PARIS}, {"_id": "d2", "title": "Oslo", "text": OSLO},
+            {"_id": "d3", "title": "Capitals", "text": "Paris and Oslo are both capital cities with many museums."}]
+    queries = [{"_id": "q1", "text": "capital city museum"}]
+    (src / "corpus.jsonl").write_text("".join(json.dumps(x) + "\n" for x in docs))
+    (src / "queries.jsonl").write_text("".join(json.dumps(x) + "\n" for x in queries))
+    (src / "qrels/test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t1\n")
+    import_beir(src, tmp_path / "corpus", tmp_path / "questions.jsonl")
+    params(tmp_path, same_doc_only=True)
+    m = run_pipeline(tmp_path, tmp_path / "corpus", tmp_path / "questions.jsonl",
+                     qrels=tmp_path / "questions.gold.jsonl")
+    run = json.loads((tmp_path / "build/runs/bm25.json").read_text())
+    docs_ranked = list(dict.fromkeys(x["chunk"].rsplit("#", 1)[0] for x in run["questions"][0]["ranking"]))
+    grade = {"beir/d1.md": 2, "beir/d3.md": 1}
+    dcg = sum(grade.get(d, 0) / math.log2(i + 1) for i, d in enumerate(docs_ranked[:10], start=1))
+    expected = dcg / (2 + 1 / math.log2(3))
+    row = next(csv.DictReader((tmp_path / "metrics/scores/retrieval.csv").open()))
+    assert float(row["ndcg_at_10"]) == pytest.approx(expected, abs=1e-12) and row["n_relevant"] == "2"
+    assert row["recall_at_100"] == "", "the fixture config keeps fewer than 100 chunks: unavailable, not 0"
+    assert m["ndcg_at_10"] == pytest.approx(expected, abs=1e-12) and "recall_at_100" not in m
+    assert m["recall_at_1"] == float(grade.get(docs_ranked[0], 0) > 0)

@@ -19,7 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ablation.core.config import StatsConfig
-from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF, RR_COLUMN, SIGNIFICANCE
+from rag_ablation.evaluation.statistics.comparison import (
+    GRADED_MEASURES,
+    MEASURES,
+    RECALL_OF,
+    RR_COLUMN,
+    SIGNIFICANCE,
+)
 from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
 from rag_ablation.evaluation.report.formatting import (detectable, interval, num, p_value, points, share, signed,
                                                      table)
@@ -105,9 +111,16 @@ def how_to_read(settings: StatsConfig) -> str:
     ])
 
 
+def _measures_shown(metrics: Metrics, configs: Sequence[str]) -> list[str]:
+    """:data:`MEASURES`, then the graded measures (nDCG@10, recall@100) any config has."""
+    graded = [m for m in GRADED_MEASURES if any(m in metrics.get(c, {}) for c in configs)]
+    return [*MEASURES, *graded]
+
+
 def configs_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
     effect = RECALL_OF[settings.measure]
-    header = ["config", "n", *(LABELS[m] for m in MEASURES)]
+    shown = _measures_shown(metrics, configs)
+    header = ["config", "n", *(LABELS[m] for m in shown)]
     if settings.cluster:
         header.append(f"design effect ({LABELS[effect]})")
     rows = []
@@ -116,12 +129,16 @@ def configs_section(metrics: Metrics, configs: Sequence[str], settings: StatsCon
             rows.append([config_label(name, settings.baseline), "unavailable", *[""] * (len(header) - 2)])
             continue
         entry = metrics[name]
-        row = [config_label(name, settings.baseline), str(entry["n"]), *(_measure_cell(entry, m) for m in MEASURES)]
+        row = [config_label(name, settings.baseline), str(entry["n"]), *(_measure_cell(entry, m) for m in shown)]
         if settings.cluster:
             de = entry.get(effect, {}).get("design_effect")
             row.append("" if de is None else f"{de:.2f}")
         rows.append(row)
-    return "\n".join(["## Configs", "", "Each cell: the value and its interval.", "", table(header, rows)])
+    note = ("Each cell: the value and its interval." if len(shown) == len(MEASURES) else
+            "Each cell: the value and its interval. Graded qrels: recall and MRR count a chunk of any document "
+            "graded above 0; nDCG@10 and recall@100 are over documents (BEIR's definitions; recall@100 is empty "
+            "for a config that keeps fewer than 100 chunks).")
+    return "\n".join(["## Configs", "", note, "", table(header, rows)])
 
 
 def slices_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:

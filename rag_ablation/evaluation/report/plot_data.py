@@ -25,7 +25,8 @@ from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF, R
 from rag_ablation.evaluation.statistics.inference import Interval, interval_dict
 from rag_ablation.evaluation.statistics.stats import METRICS_INTERVAL, StatsResult
 
-LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10"}
+LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10",
+          "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100"}
 """How a measure is named on a chart and in the report."""
 
 FILES = ("configs.json", "slices.json", "changes.json", "subsample.json")

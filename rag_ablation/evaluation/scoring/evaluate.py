@@ -10,6 +10,9 @@ The file has one top-level key per config (keys sorted)::
 so ``dvc metrics diff main`` shows rows such as ``hybrid.recall_at_5`` and
 ``hybrid.by_slice.identifier.recall_at_5``. A config that is unavailable (or ran with a
 placeholder model) is ``{"available": 0}`` with no measures; its reason stays in its run file.
+A data set with graded qrels adds ``ndcg_at_10`` and ``recall_at_100`` (means of their
+per-question columns; ``recall_at_100`` only where every answerable row has it,
+``rag_ablation.evaluation.scoring.graded``), overall and per slice.
 Everything here is computed from the rows of ``rag_ablation.evaluation.scoring.scores``.
 """
 from __future__ import annotations
@@ -17,19 +20,30 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from rag_ablation.evaluation.scoring.answer_measures import answer_measures
+from rag_ablation.evaluation.scoring.graded import GRADED_COLUMNS
 from rag_ablation.evaluation.scoring.measures import summarize
+
+
+def _summary(scored: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """``summarize`` of the first-relevant ranks, then the mean of each graded column every row holds."""
+    out = summarize([r["first_relevant_rank"] for r in scored])
+    for column in GRADED_COLUMNS:
+        if scored and all(r.get(column) is not None for r in scored):
+            out[column] = float(np.mean([r[column] for r in scored]))
+    return out
 
 
 def config_metrics(rows: Sequence[Mapping[str, Any]]) -> dict:
     """Measures of one available config from its retrieval rows (module docstring)."""
     scored = [r for r in rows if r["answerable"]]
-    out: dict[str, Any] = {"available": 1, **summarize([r["first_relevant_rank"] for r in scored]),
-                           "n_unanswerable_excluded": len(rows) - len(scored)}
+    out: dict[str, Any] = {"available": 1, **_summary(scored), "n_unanswerable_excluded": len(rows) - len(scored)}
     slices: dict[str, list] = {}
     for r in scored:
-        slices.setdefault(r["slice"], []).append(r["first_relevant_rank"])
-    out["by_slice"] = {s: summarize(v) for s, v in sorted(slices.items())}
+        slices.setdefault(r["slice"], []).append(r)
+    out["by_slice"] = {s: _summary(v) for s, v in sorted(slices.items())}
     return out
 
 

@@ -14,8 +14,14 @@ order, for every config whose run is ``ok``:
 - ``n_relevant``: how many chunks of the chunking the labels count as relevant;
 - ``top_score``: the score of the first-ranked chunk (empty for an empty ranking);
 - ``slice``, ``doc`` (the source document, the cluster for a cluster bootstrap) and
-  ``answerable``. Unanswerable questions keep a row with empty measures: nothing can be
-  relevant to them, and their ``top_score`` serves a decline threshold.
+  ``answerable``;
+- for a data set with graded qrels only (``rag_ablation.evaluation.scoring.graded``; the columns
+  are absent otherwise): ``ndcg_at_10`` and ``recall_at_100`` (empty for a config that keeps
+  fewer than 100 chunks), and the measures above use the qrels, not the spans: a chunk is
+  relevant when its document is graded above 0, and ``n_relevant`` counts those documents.
+
+Unanswerable questions keep a row with empty measures: nothing can be relevant to them, and
+their ``top_score`` serves a decline threshold.
 
 Answer rows (``ANSWER_FIELDS``), one per answered config and question: ``refusal``,
 ``contains_reference``, ``token_f1`` (``rag_ablation.evaluation.scoring.answer_measures``) and
@@ -32,6 +38,7 @@ from typing import Any
 
 from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.scoring.answer_measures import answer_scores
+from rag_ablation.evaluation.scoring.graded import GRADED_COLUMNS, Qrel, graded_scores, relevant_chunks
 from rag_ablation.evaluation.scoring.measures import MRR_K, RECALL_KS, first_relevant_rank, hit_at, rr_at
 from rag_ablation.core.io import write_text
 from rag_ablation.data.questions import Question
@@ -42,14 +49,22 @@ ANSWER_FIELDS = ("config", "id", "slice", "doc", "answerable", "refusal", "conta
                  "relevant_in_prompt")
 _INTS = {"answerable", "first_relevant_rank", "n_relevant", "refusal", "contains_reference", "relevant_in_prompt",
          *(f"hit_at_{k}" for k in RECALL_KS)}
-_FLOATS = {f"rr_at_{MRR_K}", "top_score", "token_f1"}
+_FLOATS = {f"rr_at_{MRR_K}", "top_score", "token_f1", *GRADED_COLUMNS}
+
+
+def retrieval_fields(graded: bool) -> tuple[str, ...]:
+    """The retrieval CSV's columns: ``RETRIEVAL_FIELDS``, then ``GRADED_COLUMNS`` when graded."""
+    return RETRIEVAL_FIELDS + (GRADED_COLUMNS if graded else ())
 
 
 def score_run(config: str, records: Sequence[Mapping[str, Any]], relevant: Mapping[str, Sequence[str]],
-              questions: Sequence[Question]) -> list[dict[str, Any]]:
+              questions: Sequence[Question], *, qrels: Mapping[str, Qrel] | None = None,
+              depth: int = 0) -> list[dict[str, Any]]:
     """Retrieval rows of one run (``records``: the run file's questions, with ``ranking``)
     against ``relevant`` (question id -> relevant chunk ids), in the order of ``questions``.
-    A question missing from the run raises ``UserError`` (the run is stale: rerun it)."""
+    With ``qrels`` (a graded data set) relevance comes from them instead and the graded
+    columns are added; ``depth`` is how many chunks the config keeps (``k``). A question
+    missing from the run raises ``UserError`` (the run is stale: rerun it)."""
     by_id = {r["id"]: r for r in records}
     missing = [q.id for q in questions if q.id not in by_id]
     if missing:
@@ -62,11 +77,17 @@ def score_run(config: str, records: Sequence[Mapping[str, Any]], relevant: Mappi
                                "answerable": int(q.answerable),
                                "top_score": by_id[q.id]["ranking"][0]["score"] if ranking else None,
                                **dict.fromkeys(RETRIEVAL_FIELDS[5:-1])}
+        if qrels is not None:
+            row.update(dict.fromkeys(GRADED_COLUMNS))
         if q.answerable:
-            rel = relevant.get(q.id, ())
+            qrel = qrels.get(q.id, Qrel({})) if qrels is not None else None
+            rel = relevant.get(q.id, ()) if qrel is None else relevant_chunks(ranking, qrel)
             rank = first_relevant_rank(ranking, rel)
-            row.update(first_relevant_rank=rank, n_relevant=len(rel), **{f"rr_at_{MRR_K}": rr_at(rank, MRR_K)},
+            n_relevant = len(rel) if qrel is None else sum(1 for g in qrel.grades.values() if g > 0)
+            row.update(first_relevant_rank=rank, n_relevant=n_relevant, **{f"rr_at_{MRR_K}": rr_at(rank, MRR_K)},
                        **{f"hit_at_{k}": int(hit_at(rank, k)) for k in RECALL_KS})
+            if qrel is not None:
+                row.update(graded_scores(ranking, qrel, depth=depth))
         rows.append(row)
     return rows
 

@@ -35,6 +35,12 @@ honour it, and it makes a file checkable by eye. Ids holding whitespace (which w
 columns), non-finite scores, and a docno repeated within one question (trec_eval would count it
 twice) raise ``InvalidData``.
 
+Graded qrels (a BEIR-style data set, ``rag_ablation.evaluation.scoring.graded``): the run is
+written per *document* (``document_rankings``: each document at the rank of its first chunk, with
+that chunk's score, the question's ``exclude`` documents removed) and the qrels with their grades
+(``graded_qrels_lines``: ``qid 0 docno grade``), so ir_measures' nDCG@10 and R@100 on the files
+equal the project's ``ndcg_at_10`` and ``recall_at_100`` per question.
+
 Queries with an empty relevant set get no qrels line; TREC tools then leave them out of their
 means, while the project counts them as 0 (``measures``). Queries with no run line but with
 qrels score 0 in both.
@@ -50,6 +56,7 @@ import numpy as np
 
 from rag_ablation.core.errors import InvalidData, lookup
 from rag_ablation.core.io import write_text
+from rag_ablation.evaluation.scoring.graded import Qrel, doc_of
 
 ORDERS = ("stored", "score")
 F32_MAX = float(np.finfo(np.float32).max)
@@ -132,6 +139,35 @@ def qrels_lines(relevant: Mapping[str, Iterable[str]]) -> list[str]:
                                   f"judges each docno once per query")
             seen.add(chunk)
             lines.append(f"{qid} 0 {chunk} 1")
+    return lines
+
+
+def document_rankings(rankings: Mapping[str, Sequence[Any]],
+                      qrels: Mapping[str, Qrel]) -> dict[str, list[dict[str, Any]]]:
+    """Question id -> document ranking (``[{"chunk": document path, "score"}]``) of chunk
+    ``rankings``: each document once, at its first chunk's rank and score, without the
+    question's ``exclude`` documents (``graded.document_ranking``)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for qid, ranking in rankings.items():
+        exclude = qrels[qid].exclude if qid in qrels else frozenset()
+        seen: dict[str, float] = {}
+        for item in ranking:
+            chunk, score = (item["chunk"], item["score"]) if isinstance(item, Mapping) else item
+            d = doc_of(str(chunk))
+            if d not in exclude and d not in seen:
+                seen[d] = float(score)
+        out[qid] = [{"chunk": d, "score": sc} for d, sc in seen.items()]
+    return out
+
+
+def graded_qrels_lines(qrels: Mapping[str, Qrel]) -> list[str]:
+    """TREC qrels lines ``qid 0 docno grade`` (no newline) of graded qrels, questions in the
+    order given, documents by grade (highest first) then path."""
+    lines: list[str] = []
+    for raw_qid, q in qrels.items():
+        qid = _check_id(raw_qid, "question id")
+        for d, grade in sorted(q.grades.items(), key=lambda x: (-x[1], x[0])):
+            lines.append(f"{qid} 0 {_check_id(d, f'question {qid!r}: document path')} {grade}")
     return lines
 
 

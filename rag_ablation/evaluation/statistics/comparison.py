@@ -45,6 +45,20 @@ MEASURES: dict[str, str] = {
 }
 """Reported measure -> per-question column it is the mean of."""
 
+GRADED_MEASURES: dict[str, str] = {"ndcg_at_10": "ndcg_at_10", "recall_at_100": "recall_at_100"}
+"""The measures of a data set with graded qrels (``rag_ablation.evaluation.scoring.graded``), each
+the mean of its own column, reported only where every answerable row has a value."""
+
+
+def measures_of(rows: Sequence[Row]) -> dict[str, str]:
+    """:data:`MEASURES`, then each of :data:`GRADED_MEASURES` whose column every answerable row
+    of ``rows`` holds (none for span-labelled data; no recall@100 for a config that keeps fewer
+    than 100 chunks, whose cells are empty)."""
+    answerable = [r for r in rows if r.get("answerable")]
+    graded = {m: c for m, c in GRADED_MEASURES.items()
+              if answerable and all(r.get(c) is not None for r in answerable)}
+    return {**MEASURES, **graded}
+
 RR_COLUMN = "rr_at_10"
 """The continuous per-question measure compared with a sign-flip test."""
 

@@ -36,7 +36,6 @@ from typing import Any
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.evaluation.statistics import inference as stats
 from rag_ablation.evaluation.statistics.comparison import (
-    MEASURES,
     RR_COLUMN,
     BinaryChange,
     Comparison,
@@ -47,6 +46,7 @@ from rag_ablation.evaluation.statistics.comparison import (
     cluster_labels,
     column_values,
     compare,
+    measures_of,
     is_real,
     rounded,
     rounded_p,
@@ -139,14 +139,15 @@ class StatsResult:
 
 def summarize_group(rows: Sequence[Row], settings: StatsConfig, *, min_n: int = 0) -> Group:
     """Intervals of every measure of :data:`MEASURES` over answerable ``rows`` (module
-    docstring); ``too_small`` is ``len(rows) < min_n``."""
+    docstring), and of the graded measures where the rows carry them (``measures_of``);
+    ``too_small`` is ``len(rows) < min_n``."""
     n = len(rows)
     if n == 0:
         return Group(0, min_n > 0, {}, {})
     clusters = cluster_labels(rows, settings)
     measures: dict[str, Interval] = {}
     effects: dict[str, float] = {}
-    for name, column in MEASURES.items():
+    for name, column in measures_of(rows).items():
         values = column_values(rows, column)
         measures[name] = stats.bootstrap_mean_ci(values, clusters=clusters, **bootstrap_options(settings))
         if clusters is not None:

@@ -112,3 +112,16 @@ def test_verdict_rule(change, expected):
 
 def test_table_escapes_pipes():
     assert table(["a"], [["x|y"]]).splitlines()[-1] == "| x\\|y |"
+
+
+def test_the_config_table_shows_ndcg_for_a_graded_data_set():
+    dense = config_rows("dense", hits_to_ranks([1, 0, 1, 1]))
+    for r, v in zip(dense, [0.9, 0.1, 0.8, 0.7]):
+        r.update(ndcg_at_10=v, recall_at_100=None)
+    metrics = to_metrics(analyze(dense, [], configs=["dense"], answered=[],
+                                 settings=StatsConfig(**{**SETTINGS.__dict__, "baseline": "dense"})))
+    text = render(metrics, configs=["dense"], answered=[], settings=StatsConfig(**{**SETTINGS.__dict__,
+                                                                                "baseline": "dense"}))
+    header = next(line for line in text.splitlines() if line.startswith("| config"))
+    assert "nDCG@10" in header and "recall@100" not in header
+    assert "0.625" in text, "the mean nDCG@10, (0.9 + 0.1 + 0.8 + 0.7) / 4"

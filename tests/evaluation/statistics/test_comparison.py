@@ -263,3 +263,20 @@ def test_an_empty_measure_of_an_answerable_question_is_invalid_data():
     broken[2] = {**broken[2], "hit_at_5": None}
     with pytest.raises(InvalidData, match="hit_at_5 is empty for answerable question.*q2"):
         summarize_config("dense", broken, SETTINGS)
+
+
+def test_graded_measures_get_intervals_only_where_every_row_has_them():
+    graded = rows("dense", DENSE_HITS)
+    ndcg = [0.9, 0.8, 0.7, 0.0, 0.1, 0.0, 0.6, 0.2, 0.5, 0.0]
+    answerable = [r for r in graded if r["answerable"]]
+    for r, v in zip(answerable, ndcg):
+        r.update(ndcg_at_10=v, recall_at_100=None)
+    for r in graded:
+        if not r["answerable"]:
+            r.update(ndcg_at_10=None, recall_at_100=None)
+    m = to_metrics(analyze(graded + rows("hybrid", HYBRID_HITS), [], configs=["dense", "hybrid"], answered=[],
+                           settings=SETTINGS))
+    assert m["dense"]["ndcg_at_10"]["value"] == pytest.approx(np.mean(ndcg))
+    assert "recall_at_100" not in m["dense"], "empty cells (a shallow config): unavailable, no interval"
+    assert "ndcg_at_10" not in m["hybrid"], "span-labelled rows carry no graded measure"
+    assert m["dense"]["recall_at_5"]["value"] == pytest.approx(np.mean(DENSE_HITS))
