@@ -2,7 +2,9 @@
 write the FAISS index of type `faiss.index` (flat IndexFlatIP by default, ivf or hnsw), plus a
 metrics file with the share of chunks longer than the model's maximum sequence length (embedded
 truncated) and the index's build settings as built (an IVF nlist above the chunk count is
-clamped to it)."""
+clamped to it). When the chunking's index plan (`index_plan` stage) says no dense or hybrid
+config searches it, only an "unbuilt" folder is written (rag_ablation.retrieval.plan): no model is
+loaded and nothing is embedded."""
 from __future__ import annotations
 
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
@@ -17,6 +19,7 @@ from rag_ablation.core.config import load_config
 from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, load_model, truncated_share
 from rag_ablation.retrieval.faiss_index import build_index, describe
 from rag_ablation.retrieval.indexes import save_dense
+from rag_ablation.retrieval.plan import needed, write_unused
 from rag_ablation.core.io import write_json
 
 
@@ -25,7 +28,14 @@ def main() -> None:
     ap.add_argument("--chunks", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
+    ap.add_argument("--plan", type=Path, default=None,
+                    help="the chunking's index plan, <plan>/<chunking>.json (absent: build the index)")
     args = ap.parse_args()
+    if args.plan is not None and not needed(args.plan, "dense"):
+        reason = write_unused(args.out, kind="dense", chunking=args.plan.stem)
+        write_json(args.metrics, {"built": 0, "reason": reason})
+        print(reason, file=sys.stderr)
+        return
     params = load_config()
     emb = params.embedding
     model_name, threads = emb.model, emb.threads

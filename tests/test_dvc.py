@@ -56,7 +56,8 @@ def test_changing_one_config_reruns_only_its_instances(repo):
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
     # judge_checks reads the runs folder (the passages of self-preference); it replays its cache
-    assert ran(out) == {"retrieve@hybrid", "score", "judge_checks"} | READS_SCORES
+    # index_plan reads every retrieval config; its files stay the same, so no index stage reruns
+    assert ran(out) == {"index_plan", "retrieve@hybrid", "score", "judge_checks"} | READS_SCORES
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")  # restores the committed state (from the run-cache)
 
@@ -78,11 +79,32 @@ def test_removed_config_disappears_from_metrics(repo):
     del p["retrieval"]["dense"]
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
-    assert {"score", "evaluate", "stats", "report"} <= ran(out) <= {"score"} | READS_SCORES
+    assert {"score", "evaluate", "stats", "report"} <= ran(out) <= {"index_plan", "score"} | READS_SCORES
     assert "dense" not in metrics(repo)
     assert "dense" not in json.loads((repo / "metrics/stats.json").read_text()) and "hybrid" in metrics(repo)
     sh(repo, "git", "checkout", "--", "params.yaml")
     sh(repo, DVC, "repro")
+
+
+def test_a_bm25_only_study_embeds_nothing(repo):
+    """Only BM25 configs: the dense stages write their unbuilt marker and load no model, and the
+    BM25 runs are byte for byte what they were beside the dense configs."""
+    before = {n: (repo / f"data/build/runs/{n}.json").read_bytes() for n in ("bm25", "rewrite")}
+    p = yaml.safe_load((repo / "params.yaml").read_text())
+    p["retrieval"] = {n: c for n, c in p["retrieval"].items() if c["method"] == "bm25"}
+    p["generation"]["configs"] = ["bm25"]
+    (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    out = sh(repo, DVC, "repro")
+    assert {"index_plan", "dense@base", "dense@heading"} <= ran(out), ran(out)
+    assert "embedded" not in out and "Loading weights" not in out, "no model loaded, nothing embedded"
+    for chunking in ("base", "heading"):
+        assert [f.name for f in (repo / f"data/build/dense/{chunking}").iterdir()] == ["unused.json"]
+    # retrieve@bm25 lists its chunking's dense folder (DVC cannot make deps depend on the method),
+    # so it reruns when that folder becomes the marker, and writes the same run
+    assert before == {n: (repo / f"data/build/runs/{n}.json").read_bytes() for n in before}
+    sh(repo, "git", "checkout", "--", "params.yaml")
+    out = sh(repo, DVC, "repro")
+    assert (repo / "data/build/dense/base/index.faiss").is_file()
 
 
 def test_evaluation_settings_never_rerun_generation(repo):

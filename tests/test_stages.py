@@ -40,11 +40,13 @@ def built(tmp_path_factory):
     for name in params["query_transforms"]:
         stage(d, "queries.py", "--name", name, "--questions", b / "q.jsonl", "--prompts", "prompts",
               "--out", b / f"queries/{name}.json", "--latency", d / f"metrics/latency/queries_{name}.json")
+    stage(d, "index_plan.py", "--out", b / "plan")
     for name in params["chunkings"]:
         stage(d, "chunk.py", "--name", name, "--corpus", "corpus", "--out", b / f"chunks/{name}.jsonl")
         stage(d, "dense_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"dense/{name}",
-              "--metrics", d / f"metrics/index/{name}.json")
-        stage(d, "bm25_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"bm25/{name}")
+              "--metrics", d / f"metrics/index/{name}.json", "--plan", b / f"plan/{name}.json")
+        stage(d, "bm25_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"bm25/{name}",
+              "--plan", b / f"plan/{name}.json")
         stage(d, "labels.py", "--chunks", b / f"chunks/{name}.jsonl", "--questions", b / "q.jsonl",
               "--out", b / f"labels/{name}.json", "--metrics", d / f"metrics/labels/{name}.json")
     for name, cfg in params["retrieval"].items():
@@ -750,3 +752,21 @@ def test_split_stage_stops_on_a_slice_with_one_document(tmp_path):
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "with no question on one side: identifier (dev 1, test 0), main (dev 1, test 0)" in res.stderr
     assert not (tmp_path / "data/split/handbook.jsonl").exists()
+
+
+def test_an_index_no_config_searches_is_not_built(built, tmp_path):
+    """A plan that says "no dense" makes the dense stage write only the unbuilt marker, loading no
+    model (no embedding cache is opened); a dense config would then be refused in one line."""
+    b = built / "build"
+    shutil.copy(built / "params.yaml", tmp_path / "params.yaml")
+    (tmp_path / "plan.json").write_text('{"bm25": true, "dense": false}\n')
+    res = stage(tmp_path, "dense_index.py", "--chunks", b / "chunks/base.jsonl", "--out", tmp_path / "dense",
+                "--metrics", tmp_path / "m.json", "--plan", tmp_path / "plan.json")
+    assert [p.name for p in (tmp_path / "dense").iterdir()] == ["unused.json"]
+    assert load(tmp_path / "m.json")["built"] == 0 and "is not built" in res.stderr
+    assert not (tmp_path / ".cache").exists(), "nothing embedded, no cache opened"
+    res = stage(tmp_path, "retrieve.py", "--name", "dense", "--questions", b / "q.jsonl", "--chunks",
+                b / "chunks/base.jsonl", "--dense", tmp_path / "dense", "--bm25", b / "bm25/base",
+                "--queries", b / "queries/none.json", "--out", tmp_path / "run.json", "--latency",
+                tmp_path / "lat.json", ok=False)
+    assert res.returncode == 2 and "which was not built" in res.stderr and not (tmp_path / "run.json").exists()

@@ -38,6 +38,7 @@ from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, enco
 from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
 from rag_ablation.retrieval.indexes import load_dense, search_dense
+from rag_ablation.retrieval.plan import check_built
 from rag_ablation.retrieval.rerank import Reranker, RerankerUnavailable, load_reranker
 from rag_ablation.data.text import get_tokenizer
 from rag_ablation.support.timing import percentiles_ms
@@ -94,6 +95,7 @@ def open_retrievers(
             status = "placeholder"
             reason = f"reranker {cfg.rerank.model!r} has an untrained head: rankings are for plumbing and latency only"
     if cfg.uses_dense:
+        check_built(dense_dir, kind="dense", config=cfg.name)
         r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
         set_search_params(r.dense_index, faiss or FaissConfig())
         load = functools.cache(lambda: load_model(embedding.model, threads=threads))  # loaded once, if needed
@@ -101,6 +103,7 @@ def open_retrievers(
         r.embed_many = lambda texts: embed_queries(texts, model_name=embedding.model, load=load,
                                                    batch_size=embedding.batch_size)
     if cfg.uses_bm25:
+        check_built(bm25_path, kind="bm25", config=cfg.name)
         r.bm25, r.bm25_ids = open_bm25(bm25_path, bm25)
     return r, status, reason
 

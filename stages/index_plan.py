@@ -1,0 +1,36 @@
+"""Stage `index_plan`: which index each chunking needs, from the retrieval configs of params.yaml.
+
+Writes one file per chunking, `<out>/<chunking>.json` = {"bm25": bool, "dense": bool}
+(rag_ablation.retrieval.plan). The `dense@NAME` and `bm25@NAME` stages depend on their
+chunking's file and build their index only when it says so, so a BM25-only study embeds nothing
+and a change that flips no need (rrf_k, k, a query transform) reruns no index stage.
+"""
+from __future__ import annotations
+
+import _env  # noqa: F401  (first: the project's environment, or one line saying how)
+
+import argparse
+import sys
+from pathlib import Path
+
+from rag_ablation.core import runner
+from rag_ablation.core.config import load_config
+from rag_ablation.retrieval.plan import index_needs, write_plan
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", type=Path, required=True, help="folder of one <chunking>.json per chunking")
+    args = ap.parse_args()
+    params = load_config()
+    needs = index_needs(params.retrieval, chunkings=params.chunkings)
+    write_plan(args.out, needs)
+    for kind in ("dense", "bm25"):
+        unused = [c for c, n in needs.items() if not n[kind]]
+        if unused:
+            print(f"index_plan: no {kind} index for {', '.join(unused)} (no config searches them with {kind})",
+                  file=sys.stderr)
+
+
+if __name__ == "__main__":
+    runner.run(main)

@@ -1,0 +1,54 @@
+"""The index plan: which chunking needs which index, the unbuilt-index folder, and the error when
+a config would search one."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag_ablation.core.config import RetrievalConfig
+from rag_ablation.core.errors import MissingInput, UserError
+from rag_ablation.retrieval.plan import UNUSED_FILE, check_built, index_needs, needed, write_plan, write_unused
+
+
+def cfg(name: str, chunking: str, method: str) -> RetrievalConfig:
+    return RetrievalConfig(name=name, chunking=chunking, method=method)
+
+
+def test_each_chunking_needs_the_indexes_its_configs_search():
+    retrieval = {"d": cfg("d", "a", "dense"), "b": cfg("b", "b", "bm25"), "h": cfg("h", "c", "hybrid"),
+                 "b2": cfg("b2", "a", "bm25")}
+    assert index_needs(retrieval, ["a", "b", "c", "unused"]) == {
+        "a": {"bm25": True, "dense": True},
+        "b": {"bm25": True, "dense": False},
+        "c": {"bm25": True, "dense": True},
+        "unused": {"bm25": False, "dense": False},
+    }
+
+
+def test_plan_files_are_one_per_chunking_and_deterministic(tmp_path):
+    needs = index_needs({"b": cfg("b", "a", "bm25")}, ["a", "z"])
+    write_plan(tmp_path / "plan", needs)
+    first = {p.name: p.read_bytes() for p in (tmp_path / "plan").iterdir()}
+    write_plan(tmp_path / "plan", needs)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "plan").iterdir()} == first
+    assert json.loads(first["a.json"]) == {"bm25": True, "dense": False}
+    assert needed(tmp_path / "plan/a.json", "bm25") and not needed(tmp_path / "plan/a.json", "dense")
+
+
+def test_an_unbuilt_index_refuses_a_config_that_searches_it(tmp_path):
+    reason = write_unused(tmp_path / "dense", kind="dense", chunking="a")
+    assert [p.name for p in (tmp_path / "dense").iterdir()] == [UNUSED_FILE]
+    assert "no retrieval config searches chunking 'a' with dense" in reason
+    with pytest.raises(UserError, match="config 'x' searches the dense index .* which was not built"):
+        check_built(tmp_path / "dense", kind="dense", config="x")
+    check_built(tmp_path / "elsewhere", kind="dense", config="x")  # a built index (no marker) passes
+
+
+@pytest.mark.bad_input
+def test_a_missing_or_malformed_plan_is_one_message(tmp_path):
+    with pytest.raises(MissingInput, match="run `dvc repro index_plan`"):
+        needed(tmp_path / "absent.json", "dense")
+    (tmp_path / "bad.json").write_text('{"dense": "yes"}')
+    with pytest.raises(UserError, match="has no true/false 'dense'"):
+        needed(tmp_path / "bad.json", "dense")
