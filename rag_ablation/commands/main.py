@@ -52,6 +52,9 @@ COMMANDS: dict[str, Command] = {
     "prune": Command("rag_ablation.commands.prune",
                      "list the committed files and dvc.lock entries no stage writes any more (a removed "
                      "config's); --apply removes them"),
+    "label": Command("rag_ablation.commands.label",
+                     "write and label questions in the browser (127.0.0.1 only): from sampled passages, real "
+                     "queries against a pooled list, a config's misses to audit; every save validated and kept"),
     "grade": Command("rag_ablation.commands.grade",
                      "hand-grade generated answers in the terminal, one at a time; every grade is saved at once "
                      "and a rerun resumes (the same as `rag-grade`)"),

@@ -873,6 +873,56 @@ def _test_fraction(v: Any, where: str) -> float:
 
 
 @dataclass(frozen=True)
+class WorkbenchConfig:
+    """``workbench``: ``rag-ablation label``, the local web workbench for writing and labelling
+    questions (``rag_ablation.authoring.workbench``).
+
+    Write mode samples passages as the chapter does (``rag_ablation.authoring.passages``):
+    ``per_track`` passages per track in the order seeded by ``seed``. ``overlap_warn``: a
+    question whose content-word overlap with its passage (the statistic the questions stage
+    reports) is above this share is warned about (it favours BM25). Audit mode shows, for each
+    question a config missed at ``audit_k``, its top ``audit_k`` passages. Label-queries mode
+    pools the top ``pool_depth`` passages of each of ``pool_configs`` (retrieval configs
+    searching with the question as written; empty: the mode asks for them)."""
+
+    seed: int = 8
+    per_track: int = 15
+    overlap_warn: float = 0.6
+    audit_k: int = 5
+    pool_depth: int = 10
+    pool_configs: tuple[str, ...] = ()
+
+    def pool_problems(self, retrieval: Mapping[str, RetrievalConfig]) -> str | None:
+        """Why ``pool_configs`` cannot be pooled against ``retrieval`` (one message), or None."""
+        where = "workbench.pool_configs"
+        unknown = [c for c in self.pool_configs if c not in retrieval]
+        if unknown:
+            return (f"{where}: {', '.join(map(repr, unknown))} not a retrieval config; "
+                    f"expected some of: {', '.join(retrieval)}")
+        transformed = [c for c in self.pool_configs if retrieval[c].query != NO_TRANSFORM]
+        if transformed:
+            return (f"{where}: {', '.join(map(repr, transformed))} search with an LLM query transform; expected "
+                    f"configs whose query is {NO_TRANSFORM} (pooling searches live, without the LLM)")
+        return None
+
+    @classmethod
+    def from_params(cls, spec: Any) -> WorkbenchConfig:
+        # Only the shape is checked here: every stage loads params.yaml, and no stage reads this
+        # block, so a config removed from `retrieval` must not stop the pipeline. The names are
+        # checked when the workbench pools (``pool_problems``).
+        def pool(v: Any, where: str) -> tuple[str, ...]:
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise _fail(where, "a list of retrieval config names", v)
+            if len(set(v)) != len(v):
+                raise _fail(where, "each config once", v)
+            return tuple(v)
+
+        return cls(**read_block(spec, "workbench", {
+            "seed": integer, "per_track": positive_int, "overlap_warn": unit_number, "audit_k": positive_int,
+            "pool_depth": positive_int, "pool_configs": pool}, defaults=field_defaults(cls)))
+
+
+@dataclass(frozen=True)
 class Params:
     """The whole of params.yaml, checked. ``dataset`` names what the pipeline runs on
     (``rag_ablation.datasets.registry``: handbook, the default, covidqa, or an imported set
@@ -894,9 +944,10 @@ class Params:
     gate: GateConfig
     split: SplitConfig = field(default_factory=SplitConfig)
     dataset: str = "handbook"
+    workbench: WorkbenchConfig = field(default_factory=WorkbenchConfig)
 
     BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
-              "query_transforms", "llm", "generation", "stats", "judge", "gate", "split")
+              "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench")
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any]) -> Params:
@@ -933,6 +984,7 @@ class Params:
             gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval),
                                         answered=_mapping(raw.get("generation"), "generation").get("configs") or ()),
             split=SplitConfig.from_params(raw.get("split")),
+            workbench=WorkbenchConfig.from_params(raw.get("workbench")),
             **top,
         )
 

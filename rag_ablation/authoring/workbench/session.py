@@ -1,0 +1,346 @@
+"""The workbench's state and its write and audit modes, independent of the web layer.
+
+``Project`` fixes every path the workbench reads or writes when it starts; requests name
+passages, questions, chunks and configs only by keys that are looked up in what was loaded
+(a client's text is never used as a path). ``Workbench`` loads the corpus, the question file
+and the params once; each mode reads what it needs on first use.
+
+Write mode (``WriteMode``, the chapter's method): the passages of
+``rag_ablation.authoring.passages.sample_passages`` with ``workbench.per_track`` and
+``workbench.seed``, one at a time in sample order. A passage is done when the question file
+holds a question from it (its doc, a span inside its text) or the session log records a
+question or a skip for it, so a rerun resumes at the first passage not done.
+
+Audit mode (``AuditMode``, what ``rag-ablation audit-sheet`` prints): for a config with a run
+file, every answerable question whose first relevant rank in ``metrics/scores/retrieval.csv``
+is missing or above ``workbench.audit_k``, in question-file order, with its top ``audit_k``
+passages from the run file. Accepting a passage appends ``{id, doc, span, note}`` to the audit
+file (the span selected in the passage); rejecting it is logged. A passage is decided once
+accepted (an audit line of the question whose span lies in it) or logged.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from rag_ablation.authoring.passages import Passage, sample_passages
+from rag_ablation.core.config import Params
+from rag_ablation.core.errors import UserError, lookup
+from rag_ablation.core.io import numbered_json_lines
+from rag_ablation.data.corpus import Document, load_corpus
+from rag_ablation.data.questions import UNANSWERABLE, Question, load_questions
+from rag_ablation.data.text import normalize
+from rag_ablation.evaluation.scoring.scores import read_scores
+
+from rag_ablation.authoring.workbench.checks import (CorpusView, Verdict, audit_problems, question_problems,
+                                                     span_facts)
+from rag_ablation.authoring.workbench.store import SessionLog, append_record, log_path
+
+SLICES = ("main", "identifier", "paraphrase")
+"""The slices offered for a question with a span (the handbook's; the file's own are added)."""
+SKIP_REASONS = {"skip": "skipped", "code_table": "mostly code or table"}
+"""Why a passage was passed over (the chapter's two buttons): reason -> what the page says."""
+
+
+class WorkbenchError(UserError, ValueError):
+    """A request or a project the workbench cannot use; the message says what to do."""
+
+
+class Refused(WorkbenchError):
+    """A save the pipeline's validation refuses; ``problems`` lists every reason."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = list(problems)
+
+
+@dataclass(frozen=True)
+class Project:
+    """Every path the workbench uses, fixed at start (module docstring)."""
+
+    corpus: Path
+    questions: Path
+    audit: Path
+    runs: Path
+    scores: Path
+    build: Path
+
+    @property
+    def log(self) -> Path:
+        return log_path(self.questions)
+
+
+def text_field(payload: Mapping[str, Any], key: str) -> str:
+    """``payload[key]`` as a string with its ends stripped ("" when absent); another type is
+    refused."""
+    v = payload.get(key, "")
+    if not isinstance(v, str):
+        raise WorkbenchError(f"field {key!r} must be a string, found {type(v).__name__}")
+    return v.strip()
+
+
+def index_field(payload: Mapping[str, Any], key: str, size: int) -> int:
+    """``payload[key]`` as an index into a list of ``size`` items; anything else is refused."""
+    v = payload.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < size:
+        raise WorkbenchError(f"field {key!r} must be an index from 0 to {size - 1}, found {v!r}")
+    return v
+
+
+def locate(span: str, text: str, near: object = None) -> int | None:
+    """Where ``span`` occurs in ``text`` (the occurrence nearest ``near``, a character offset the
+    page measured, when it occurs several times); None when it does not occur exactly."""
+    if not span:
+        return None
+    found = [m.start() for m in re.finditer(re.escape(span), text)]
+    if not found:
+        return None
+    target = near if isinstance(near, int) and not isinstance(near, bool) else 0
+    return min(found, key=lambda at: abs(at - target))
+
+
+def next_id(existing: Sequence[str], slice_name: str, track: str) -> str:
+    """``<slice>-<track>-NN`` with NN one above the highest such number in ``existing`` (01
+    when there is none): the handbook's id scheme."""
+    prefix = f"{slice_name}-{track}-"
+    numbers = [int(i[len(prefix):]) for i in existing if i.startswith(prefix) and i[len(prefix):].isdigit()]
+    return f"{prefix}{max(numbers, default=0) + 1:02d}"
+
+
+def corpus_digest(documents: Sequence[Document]) -> str:
+    """A short fingerprint of the corpus (SHA-256 of every path and text, in path order): logged
+    with each label, so a set can be traced to the corpus version it was made on."""
+    h = hashlib.sha256()
+    for d in sorted(documents, key=lambda d: d.doc):
+        h.update(f"{len(d.doc)}:{d.doc}{len(d.text)}:".encode())
+        h.update(d.text.encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+class Workbench:
+    """The corpus, the question file and the params of one session (module docstring). Each
+    question and accepted audit line is logged with ``corpus_digest``."""
+
+    def __init__(self, project: Project, params: Params) -> None:
+        self.project = project
+        self.params = params
+        documents = load_corpus(project.corpus)
+        self.view = CorpusView.build(documents, params)
+        self.corpus_digest = corpus_digest(documents)
+        self.log = SessionLog(project.log)
+        self.questions()  # a broken question file stops the workbench before it serves anything
+
+    def questions(self) -> list[Question]:
+        """The question file as the questions stage reads it ([] while it is empty or absent)."""
+        path = self.project.questions
+        if not path.is_file() or not path.read_text(encoding="utf-8").strip():
+            return []
+        return load_questions(path, min_span=self.params.labels.min_span)
+
+    def slices(self) -> list[str]:
+        """``SLICES`` and the file's own answerable slices, in that order."""
+        own = [q.slice for q in self.questions() if q.answerable]
+        return list(dict.fromkeys([*SLICES, *own]))
+
+    def save_question(self, record: dict[str, Any], **log_fields: Any) -> dict[str, Any]:
+        """Validate ``record`` as the questions stage would (``checks.question_problems``), append
+        it to the question file, then log it with ``log_fields``; raises ``Refused``."""
+        problems = question_problems(self.project.questions, record, min_span=self.params.labels.min_span,
+                                     documents=self.view.documents)
+        if problems:
+            raise Refused(problems)
+        append_record(self.project.questions, record)
+        self.log.add("question", id=record["id"], **log_fields, corpus=self.corpus_digest)
+        return record
+
+    def check_question(self, record: dict[str, Any]) -> Verdict:
+        """The refusals of ``save_question`` and, for a question with spans, ``span_facts``."""
+        problems = question_problems(self.project.questions, record, min_span=self.params.labels.min_span,
+                                     documents=self.view.documents)
+        spans = record.get("spans") or ([record["span"]] if record.get("span") else [])
+        if not spans or not isinstance(record.get("doc"), str):
+            return Verdict(problems=problems)
+        facts = span_facts(self.view, self.params, question=record.get("question") or "", doc=record["doc"],
+                           spans=spans)
+        return Verdict(problems=problems, warnings=facts.warnings, facts=facts.facts)
+
+
+def passage_key(p: Passage) -> str:
+    """A passage's stable name in the session log: ``doc@start-end``."""
+    return f"{p.doc}@{p.start}-{p.end}"
+
+
+class WriteMode:
+    """Write a question per sampled passage (module docstring)."""
+
+    def __init__(self, bench: Workbench) -> None:
+        self.bench = bench
+
+    @cached_property
+    def passages(self) -> list[Passage]:
+        cfg = self.bench.params.workbench
+        try:
+            passages, _ = sample_passages(self.bench.project.corpus, per_track=cfg.per_track, seed=cfg.seed)
+        except ValueError as e:
+            raise WorkbenchError(f"cannot sample passages: {e} (workbench.per_track in params.yaml)") from None
+        return passages
+
+    def done(self) -> set[str]:
+        """Keys of the passages already written from or skipped."""
+        keys = {e.get("passage") for e in self.bench.log.events() if e.get("kind") in ("question", "skip")}
+        questions = self.bench.questions()
+        for p in self.passages:
+            text = normalize(p.text)
+            if any(q.doc == p.doc and any(normalize(s) in text for s in q.relevant_spans) for q in questions):
+                keys.add(passage_key(p))
+        return {k for k in keys if isinstance(k, str)}
+
+    def next(self) -> dict[str, Any]:
+        """The first passage not done, as the page shows it (``passage`` None when all are)."""
+        done = self.done()
+        todo = [n for n, p in enumerate(self.passages) if passage_key(p) not in done]
+        out: dict[str, Any] = {"total": len(self.passages), "done": len(self.passages) - len(todo),
+                               "slices": self.bench.slices(), "passage": None}
+        if todo:
+            n = todo[0]
+            p = self.passages[n]
+            ids = [q.id for q in self.bench.questions()]
+            out["passage"] = {"index": n, "doc": p.doc, "track": p.track, "text": p.text,
+                              "suggested_ids": {s: next_id(ids, s, p.track) for s in out["slices"]}}
+        return out
+
+    def record(self, payload: Mapping[str, Any]) -> tuple[dict[str, Any], Passage, int | None]:
+        """The question record the page's form describes, its passage, and the span's offset in
+        the passage (None when the span is not in it: it was edited by hand)."""
+        p = self.passages[index_field(payload, "passage", len(self.passages))]
+        span = text_field(payload, "span")
+        at = locate(span, p.text, payload.get("span_start"))
+        slice_name = text_field(payload, "slice") or SLICES[0]
+        if slice_name == UNANSWERABLE:
+            raise WorkbenchError("a question written from a passage has a span: use another slice than unanswerable")
+        record = {"id": text_field(payload, "id"), "question": text_field(payload, "question"), "doc": p.doc,
+                  "span": span, "answer": text_field(payload, "answer"), "slice": slice_name, "track": p.track}
+        return record, p, at
+
+    def check(self, payload: Mapping[str, Any]) -> Verdict:
+        record, _, _ = self.record(payload)
+        return self.bench.check_question(record)
+
+    def save(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate and append the question; the session log keeps the passage and the span's
+        offsets in the document (null when the span was typed)."""
+        record, p, at = self.record(payload)
+        start = None if at is None else p.start + at
+        return self.bench.save_question(record, mode="write", passage=passage_key(p), doc=p.doc, start=start,
+                                        end=None if start is None else start + len(record["span"]))
+
+    def skip(self, payload: Mapping[str, Any]) -> None:
+        """Pass over a passage for a reason of ``SKIP_REASONS``."""
+        p = self.passages[index_field(payload, "passage", len(self.passages))]
+        reason = text_field(payload, "reason")
+        lookup(SKIP_REASONS, reason, "skip reason")
+        self.bench.log.add("skip", passage=passage_key(p), reason=reason)
+
+
+def chunk_doc(chunk_id: str) -> str:
+    """The document of a chunk id ``<doc>#<n>``."""
+    return chunk_id.rsplit("#", 1)[0]
+
+
+class AuditMode:
+    """Audit one config's misses (module docstring)."""
+
+    def __init__(self, bench: Workbench) -> None:
+        self.bench = bench
+        self.k = bench.params.workbench.audit_k
+
+    def configs(self) -> dict[str, Path]:
+        """The retrieval configs that have a run file, name -> path."""
+        runs = self.bench.project.runs
+        return {name: runs / f"{name}.json" for name in self.bench.params.retrieval if (runs / f"{name}.json").is_file()}
+
+    def _run(self, config: str) -> tuple[dict[str, list[str]], Mapping[str, str]]:
+        path = lookup(self.configs(), config, "config with a run file (run `dvc repro` first)")
+        run = json.loads(path.read_text(encoding="utf-8"))
+        ranking = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
+        return ranking, run.get("passages", {})
+
+    def missed(self, config: str) -> list[Question]:
+        """The answerable questions ``config`` missed at ``k``, in question-file order."""
+        scores = self.bench.project.scores
+        if not scores.is_file():
+            raise WorkbenchError(f"no scores file {scores}: run `dvc repro` first")
+        rows = read_scores(scores)
+        ids = {r["id"] for r in rows if r["config"] == config and r["answerable"]
+               and (r["first_relevant_rank"] is None or r["first_relevant_rank"] > self.k)}
+        return [q for q in self.bench.questions() if q.id in ids]
+
+    def decided(self, config: str) -> dict[tuple[str, str], str]:
+        """(question id, chunk id) -> ``accepted`` or ``rejected``: the log's decisions, and every
+        passage holding an audit line's span of its question."""
+        out = {(e["id"], e["chunk"]): e["decision"] for e in self.bench.log.events("audit")
+               if isinstance(e.get("id"), str) and isinstance(e.get("chunk"), str)}
+        audit = self.bench.project.audit
+        lines = [obj for _, obj in numbered_json_lines(audit)[0] if isinstance(obj, dict)] if audit.is_file() else []
+        ranking, passages = self._run(config)
+        for a in lines:
+            for cid in ranking.get(str(a.get("id")), [])[: self.k]:
+                if normalize(a.get("span") or "") in normalize(passages.get(cid, "")):
+                    out.setdefault((a["id"], cid), "accepted")
+        return out
+
+    def next(self, config: str) -> dict[str, Any]:
+        """The first missed question with a passage not yet decided, its top ``k`` passages and
+        their decisions (``question`` None when every passage is decided)."""
+        ranking, passages = self._run(config)
+        missed = self.missed(config)
+        decided = self.decided(config)
+        open_ = [q for q in missed if any((q.id, c) not in decided for c in ranking.get(q.id, [])[: self.k])]
+        out: dict[str, Any] = {"config": config, "k": self.k, "missed": len(missed), "open": len(open_),
+                               "question": None}
+        if open_:
+            q = open_[0]
+            out["question"] = {"id": q.id, "question": q.question, "slice": q.slice, "doc": q.doc,
+                               "spans": list(q.relevant_spans), "answer": q.answer}
+            out["passages"] = [{"rank": n, "chunk": c, "doc": chunk_doc(c), "text": passages.get(c, ""),
+                                "decision": decided.get((q.id, c))}
+                               for n, c in enumerate(ranking.get(q.id, [])[: self.k], start=1)]
+        return out
+
+    def _target(self, payload: Mapping[str, Any]) -> tuple[str, Question, str, str]:
+        config = text_field(payload, "config")
+        ranking, passages = self._run(config)
+        by_id = {q.id: q for q in self.missed(config)}
+        q = lookup(by_id, text_field(payload, "id"), f"question {config} missed")
+        top = {c: passages.get(c, "") for c in ranking.get(q.id, [])[: self.k]}
+        chunk = text_field(payload, "chunk")
+        lookup(top, chunk, f"passage of {q.id}'s top {self.k}")
+        return config, q, chunk, top[chunk]
+
+    def accept(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Append ``{id, doc, span, note}`` for a passage that also answers its question; the span
+        must be selected inside the passage; the audit file's validation refuses the rest."""
+        config, q, chunk, text = self._target(payload)
+        span = text_field(payload, "span")
+        if normalize(span) not in normalize(text) or not span:
+            raise Refused(["select the span with the mouse inside the passage you accept"])
+        record = {"id": q.id, "doc": chunk_doc(chunk), "span": span, "note": text_field(payload, "note")}
+        problems = audit_problems(self.bench.project.audit, record, questions=self.bench.questions(),
+                                  documents=self.bench.view.documents)
+        if problems:
+            raise Refused(problems)
+        append_record(self.bench.project.audit, record)
+        self.bench.log.add("audit", id=q.id, chunk=chunk, config=config, decision="accepted",
+                           corpus=self.bench.corpus_digest)
+        return record
+
+    def reject(self, payload: Mapping[str, Any]) -> None:
+        """Log that a passage does not answer its question (it is not shown again)."""
+        config, q, chunk, _ = self._target(payload)
+        self.bench.log.add("audit", id=q.id, chunk=chunk, config=config, decision="rejected")

@@ -1,0 +1,142 @@
+"""`rag-ablation label`: the local web workbench for writing and labelling questions.
+
+Serves one page on 127.0.0.1 only (``--port``, default 0: a free port, printed) over the
+selected data set's corpus, question file and label audit (``dataset`` in params.yaml:
+handbook's ``data/corpus``, ``data/questions/handbook.jsonl``, ``data/labels/audit.jsonl``, or
+an imported set's ``data/imported/NAME/...``), or the files given. Every save is validated as
+the pipeline validates it and appended atomically; Ctrl-C or a crash loses at most the question
+being edited, and a rerun resumes. The modes and their files: ``rag_ablation.authoring.workbench``
+and docs/workbench.md.
+"""
+from __future__ import annotations
+
+import argparse
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rag_ablation.core.errors import UserError
+
+if TYPE_CHECKING:  # the workbench (and its web framework) is imported only when the command runs
+    from rag_ablation.authoring.workbench.session import Workbench
+
+HANDBOOK = {"corpus": Path("data/corpus"), "questions": Path("data/questions/handbook.jsonl"),
+            "audit": Path("data/labels/audit.jsonl")}
+"""The handbook's files (dvc.yaml's ``vars``)."""
+DATA = Path("data")
+"""The workbench writes only below this folder of the project (the current folder)."""
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description="Write and label questions in the browser: questions from "
+                                 "sampled passages, real queries against a pooled candidate list, and the misses "
+                                 "of a config to audit. Serves http://127.0.0.1:PORT/ for you alone.")
+    ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free port, printed)")
+    ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (params.yaml)")
+    ap.add_argument("--corpus", type=Path, help="corpus folder (default: the selected data set's)")
+    ap.add_argument("--questions", type=Path, help="question file written to (default: the selected data set's)")
+    ap.add_argument("--audit", type=Path, help="label audit written to (default: the selected data set's)")
+    ap.add_argument("--runs", type=Path, default=Path("data/build/runs"), help="run files, for audit mode (data/build/runs)")
+    ap.add_argument("--scores", type=Path, default=Path("metrics/scores/retrieval.csv"),
+                    help="per-question scores, for audit mode (metrics/scores/retrieval.csv)")
+    ap.add_argument("--build", type=Path, default=Path("data/build"),
+                    help="built chunks and indexes, for label-queries mode (data/build)")
+    io = ap.add_mutually_exclusive_group()
+    io.add_argument("--export-labelstudio", type=Path, metavar="DIR",
+                    help="instead of serving: write write mode's sampled passages as Label Studio tasks "
+                         "(DIR/tasks.json) and the labelling interface (DIR/label_config.xml)")
+    io.add_argument("--import-labelstudio", type=Path, metavar="FILE",
+                    help="instead of serving: save the annotated tasks of a Label Studio JSON export as questions, "
+                         "each validated as on the page")
+    return ap
+
+
+def labelstudio(bench: Workbench, args: argparse.Namespace) -> None:
+    """``--export-labelstudio`` / ``--import-labelstudio`` (``rag_ablation.authoring.workbench.labelstudio``)."""
+    import json
+
+    from rag_ablation.authoring.workbench.labelstudio import LABEL_CONFIG, export_tasks, import_annotations
+    from rag_ablation.authoring.workbench.session import WriteMode
+    from rag_ablation.core.io import write_json, write_text
+
+    if args.export_labelstudio:
+        tasks = export_tasks(WriteMode(bench).passages)
+        write_json(args.export_labelstudio / "tasks.json", tasks)
+        write_text(args.export_labelstudio / "label_config.xml", LABEL_CONFIG)
+        print(f"{len(tasks)} tasks in {args.export_labelstudio / 'tasks.json'}; create the Label Studio project with "
+              f"{args.export_labelstudio / 'label_config.xml'}, import the tasks, label, export as JSON, then "
+              f"`rag-ablation label --import-labelstudio FILE`")
+        return
+    try:
+        export = json.loads(args.import_labelstudio.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UserError(f"cannot read the Label Studio export {args.import_labelstudio} ({e}): expected the JSON "
+                        f"export of the project (Export > JSON)") from None
+    for line in import_annotations(bench, export).lines():
+        print(line)
+
+
+def dataset_files(name: str) -> dict[str, Path]:
+    """The corpus, question file and audit of data set ``name`` (covidqa, read in place, has none
+    the workbench may write)."""
+    from rag_ablation.core.config import DATASETS
+    from rag_ablation.datasets.registry import imported_sources
+
+    if name == "handbook":
+        return dict(HANDBOOK)
+    if name in DATASETS:
+        raise UserError(f"data set {name!r} is read in place and has no question file to write: select handbook "
+                        f"or an imported set, or pass --corpus, --questions and --audit")
+    src = imported_sources(name)
+    return {"corpus": src.corpus, "questions": src.questions, "audit": src.audit}
+
+
+def inside_data(path: Path, what: str) -> Path:
+    """``path`` if it lies below the project's ``data/`` folder; else a ``UserError``."""
+    root = (Path.cwd() / DATA).resolve()
+    if not (Path.cwd() / path).resolve().is_relative_to(root):
+        raise UserError(f"{what} {path} is outside the project's data/ folder: the workbench writes only there; "
+                        f"run it from the project's root with a file under data/")
+    return path
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (never another interface); port 0 picks a free one."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as e:
+        sock.close()
+        raise UserError(f"cannot listen on 127.0.0.1:{port} ({e.strerror}): pass another --port, or 0 for a free one") from None
+    sock.listen(16)
+    return sock
+
+
+def run(args: argparse.Namespace) -> None:
+    try:
+        import uvicorn
+    except ImportError:
+        raise UserError("rag-ablation label needs starlette and uvicorn: install the dev extra "
+                        "(pip install -e '.[dev]')") from None
+    from rag_ablation.authoring.workbench.app import create_app, own_hosts
+    from rag_ablation.authoring.workbench.session import Project, Workbench
+    from rag_ablation.core.config import load_config
+
+    params = load_config(args.params)
+    files = dataset_files(params.dataset) if not (args.corpus and args.questions and args.audit) else {}
+    project = Project(corpus=args.corpus or files["corpus"],
+                      questions=inside_data(args.questions or files["questions"], "--questions"),
+                      audit=inside_data(args.audit or files["audit"], "--audit"),
+                      runs=args.runs, scores=args.scores, build=args.build)
+    bench = Workbench(project, params)
+    if args.export_labelstudio or args.import_labelstudio:
+        labelstudio(bench, args)
+        return
+    sock = bind(args.port)
+    port = sock.getsockname()[1]
+    app = create_app(bench, hosts=own_hosts(port))
+    print(f"rag-ablation label: http://127.0.0.1:{port}/  (questions: {project.questions}, audit: {project.audit}; "
+          f"Ctrl-C stops, everything saved is kept)", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server.run(sockets=[sock])
