@@ -19,9 +19,9 @@ $(STAMP): pyproject.toml
 
 PLOTS_HTML := .dvc/plots/offline.html
 
-# vega, vega-lite and vega-embed inlined into DVC's plot page (npm pack; nothing installed), so
+# vega, vega-lite and vega-embed (vendored in rag_ablation/evaluation/report/assets/) inlined into DVC's plot page, so
 # `dvc plots show` / `dvc plots diff` open offline. Local setting, git-ignored file.
-$(PLOTS_HTML): rag_ablation/commands/plots_template.py | $(STAMP)
+$(PLOTS_HTML): rag_ablation/commands/plots_template.py $(wildcard rag_ablation/evaluation/report/assets/*.js) | $(STAMP)
 	$(PY) -m rag_ablation.commands.plots_template $(PLOTS_HTML)
 	$(BIN)/dvc config --local plots.html_template plots/offline.html
 

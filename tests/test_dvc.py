@@ -36,7 +36,7 @@ def repo(tmp_path_factory):
     return d
 
 
-READS_SCORES = {"evaluate", "stats", "judge_eval", "gate", "report"}
+READS_SCORES = {"evaluate", "stats", "judge_eval", "gate", "report", "report_html"}
 """The stages that read the per-question scores (and so may rerun after a score changes)."""
 
 

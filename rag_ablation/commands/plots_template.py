@@ -6,12 +6,16 @@ path relative to ``.dvc/``): it replaces ``{plot_divs}`` with the charts, and ``
 with its CDN ``<script src=...>`` tags. The template built here has the three libraries inlined
 and no ``{scripts}`` placeholder, so no generated page refers to a CDN.
 
-The libraries come from the npm registry through npm itself (``npm pack`` into a temporary
-folder; nothing is installed), pinned to the versions in :data:`PACKAGES`. Only one file is read
-from each tarball (its minified browser build). Usage, from the repository root::
+The libraries are the project's one vendored copy (``rag_ablation/evaluation/report/assets``,
+the versions and hashes of :data:`PACKAGES`; ``metrics/report.html`` inlines the same files), so
+building the template needs neither npm nor a network. ``--vendor`` refreshes that copy from
+the npm registry through npm itself (``npm pack`` into a temporary folder; nothing is
+installed; one file is read from each tarball, its minified browser build). Usage, from the
+repository root::
 
     python -m rag_ablation.commands.plots_template .dvc/plots/offline.html
     dvc config --local plots.html_template plots/offline.html
+    python -m rag_ablation.commands.plots_template --vendor   # after changing PACKAGES
 """
 from __future__ import annotations
 
@@ -21,28 +25,14 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ablation.core import runner
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_text
+from rag_ablation.evaluation.report.html_assets import ASSETS, PACKAGES, Package, read_assets, script_safe
 
-
-@dataclass(frozen=True)
-class Package:
-    """An npm package spec (``name@version``) and the browser build inside its tarball."""
-
-    spec: str
-    member: str
-
-
-PACKAGES = (
-    Package("vega@5.33.1", "package/build/vega.min.js"),
-    Package("vega-lite@5.23.0", "package/build/vega-lite.min.js"),
-    Package("vega-embed@6.29.0", "package/build/vega-embed.min.js"),
-)
-"""In load order: vega-lite needs vega, vega-embed needs both (browser globals)."""
+__all__ = ["PACKAGES", "Package", "build", "inline_script", "npm_pack", "page", "read_member", "vendor"]
 
 DVC_PLACEHOLDERS = ("{plot_divs}", "{scripts}", "{refresh_tag}")
 """What DVC replaces in the page with ``str.replace``; inlined code must not contain them."""
@@ -102,8 +92,7 @@ def inline_script(name: str, code: str) -> str:
     found = [p for p in DVC_PLACEHOLDERS if p in code]
     if found:
         raise UserError(f"{name} contains {', '.join(found)}, which DVC replaces in the page; pick another version")
-    safe = code.replace("</script", "<\\/script").replace("<!--", "<\\!--")
-    return f"    <script>/* {name} */\n{safe}\n    </script>"
+    return f"    <script>/* {name} */\n{script_safe(code)}\n    </script>"
 
 
 def page(scripts: Mapping[str, str]) -> str:
@@ -113,22 +102,38 @@ def page(scripts: Mapping[str, str]) -> str:
     return PAGE.replace("{inlined}", inlined)
 
 
-def build(out: Path, *, packages: Sequence[Package] = PACKAGES, npm: str = "npm") -> Path:
-    """Pack ``packages`` with npm into a temporary folder and write the page template to ``out``."""
+def build(out: Path, *, packages: Sequence[Package] = PACKAGES, folder: Path = ASSETS) -> Path:
+    """Write the page template to ``out`` with the vendored ``packages`` (read from ``folder``)."""
+    write_text(out, page(read_assets(tuple(packages), folder)))
+    return out
+
+
+def vendor(folder: Path = ASSETS, *, packages: Sequence[Package] = PACKAGES, npm: str = "npm") -> list[Path]:
+    """Pack ``packages`` with npm into a temporary folder and write each browser build into
+    ``folder`` (the vendored copy); the written paths. Their hashes are not checked here: copy
+    the new ones into ``PACKAGES`` (``html_assets.read_asset`` refuses a file that differs)."""
     with tempfile.TemporaryDirectory(prefix="rag-ablation-vega-") as tmp:
         tarballs = npm_pack([p.spec for p in packages], Path(tmp), npm=npm)
-        scripts = {p.spec: read_member(tarballs[p.spec], p.member) for p in packages}
-    write_text(out, page(scripts))
-    return out
+        written = []
+        for p in packages:
+            write_text(folder / p.file, read_member(tarballs[p.spec], p.member))
+            written.append(folder / p.file)
+    return written
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m rag_ablation.commands.plots_template", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("out", type=Path, help="where to write the template, e.g. .dvc/plots/offline.html")
-    ap.add_argument("--npm", default="npm", help="the npm executable (default: npm on PATH)")
+    ap.add_argument("out", type=Path, nargs="?", help="where to write the template, e.g. .dvc/plots/offline.html")
+    ap.add_argument("--vendor", action="store_true", help="refresh the vendored libraries from npm instead")
+    ap.add_argument("--npm", default="npm", help="the npm executable for --vendor (default: npm on PATH)")
     args = ap.parse_args(argv)
-    runner.run(lambda: print(build(args.out, npm=args.npm)), cost=False)
+    if args.vendor:
+        runner.run(lambda: print(*vendor(npm=args.npm), sep="\n"), cost=False)
+    elif args.out is None:
+        ap.error("name the template to write (OUT), or pass --vendor")
+    else:
+        runner.run(lambda: print(build(args.out)), cost=False)
 
 
 if __name__ == "__main__":

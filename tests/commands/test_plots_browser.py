@@ -1,5 +1,5 @@
-"""The plots as a reader sees them: DVC's page, built with the offline template (vega inlined
-from npm, no CDN), opened in headless Chromium with the network off; the charts must draw."""
+"""The plots as a reader sees them: DVC's page, built with the offline template (the vendored
+vega inlined, no CDN), opened in headless Chromium with the network off; the charts must draw."""
 from __future__ import annotations
 
 import re
@@ -21,8 +21,6 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def offline_template(tmp_path_factory):
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed: the offline template is built from npm packages")
     return build(tmp_path_factory.mktemp("tpl") / "offline.html")
 
 

@@ -1,0 +1,468 @@
+"""Everything ``metrics/report.html`` shows, gathered into one JSON-ready dict (:func:`page_data`).
+
+The page (:mod:`rag_ablation.evaluation.report.html`) embeds this dict once and draws every
+section from it in the browser, so nothing here is HTML and every text (questions, passages,
+answers, notes) stays data. Numbers already in the metrics files are copied, never recomputed:
+intervals and paired changes come from ``metrics/stats.json`` (the ``stats`` stage), the judge
+panel from ``metrics/judge_detail.json`` (``judge_eval``). Two things are computed here because
+no stage writes them:
+
+- the *letters* (ranx style, :func:`config_letters`): every available config gets a letter in
+  params order, and after its value of ``stats.measure`` stand the letters of the configs it
+  significantly beats: exact sign tests on the questions each pair disagrees on, Holm-adjusted
+  over all pairs at level ``1 - stats.confidence``, a win when the adjusted p is below the level
+  and it wins more of the disagreements (the sweep summary's procedure,
+  :mod:`rag_ablation.evaluation.statistics.sweep`, on the questions answerable in every config);
+- the *cost* points (:func:`cost_points`): recall of ``stats.measure`` against the P95
+  retrieval latency per query (``total.p95_ms`` of ``metrics/latency/CONFIG.json``), with the
+  Pareto front (``sweep.pareto_front``), and answer accuracy (hand grades) against the median
+  seconds per answer (``answer.p50_ms`` of ``metrics/latency/generate_CONFIG.json``).
+
+Per question (:func:`question_entries`, :func:`grid`, :func:`rankings`): the question, its
+spans and audit lines; its 0/1 value of ``stats.measure`` in every available config (``None``
+for an unanswerable question); each config's top ``k`` passages (``k`` = the measure's cut-off)
+with rank, score and whether the chunking's labels count it relevant, the passage texts stored
+once per chunking; each answered config's answer, its judges' verdicts and hand grade
+(``metrics/scores/verdicts.csv``) and the failure kind from the hand grades. A question is
+*changed* when some config's value differs from the baseline's.
+
+The dict has no timestamps and its lists follow params and the question file, so the same
+inputs give the same page, byte for byte.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_ablation.core.config import Params
+from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.core.io import numbered_json_lines, string_record_problems
+from rag_ablation.data.questions import Question, load_questions
+from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS
+from rag_ablation.evaluation.report.markdown import verdict
+from rag_ablation.evaluation.report.plot_data import LABELS
+from rag_ablation.evaluation.scoring.scores import read_scores
+from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF
+from rag_ablation.evaluation.statistics.sweep import (beats, candidate_matrix, letters, pairwise_wins, pareto_front,
+                                                      sign_test_matrix)
+
+Json = dict[str, Any]
+Row = Mapping[str, Any]
+
+AUDIT_FIELDS = ("id", "doc", "span", "note")
+VERDICT_VALUES = {"1": True, "0": False, "": None}
+"""A cell of ``metrics/scores/verdicts.csv``: 1 correct, 0 incorrect, empty unknown or invalid."""
+
+
+# --------------------------------------------------------------------------- reading inputs
+
+
+def read_json(path: Path, stage: str, *, optional: bool = False) -> Json | None:
+    """A JSON object a stage wrote; missing (unless ``optional``: then None) or unreadable is
+    one clear message naming the stage to rerun."""
+    if not path.is_file():
+        if optional:
+            return None
+        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        line = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
+        raise InvalidData(f"{path} is not valid JSON{line}: regenerate it with `dvc repro {stage}`") from None
+    if not isinstance(data, dict):
+        raise InvalidData(f"{path} must hold a JSON object; regenerate it with `dvc repro {stage}`")
+    return data
+
+
+def read_audit(path: Path) -> list[Json]:
+    """The label audit lines (id, doc, span, note); an absent file is an empty audit. Every bad
+    line is named in one message."""
+    if not path.is_file():
+        return []
+    rows, problems = numbered_json_lines(path)
+    out = []
+    for n, obj in rows:
+        bad = string_record_problems(obj, AUDIT_FIELDS)
+        if bad:
+            problems.extend(f"line {n}: {b}" for b in bad)
+        else:
+            out.append(dict(obj))  # type: ignore[call-overload]  # a dict: checked above
+    if problems:
+        raise InvalidData(f"{path}: {len(problems)} problem(s); regenerate it with `dvc repro dataset`:\n  "
+                          + "\n  ".join(problems))
+    return out
+
+
+def read_verdicts(path: Path) -> list[Json]:
+    """``metrics/scores/verdicts.csv`` rows, the hand grade and each judge as True / False /
+    None; an absent file (no answered config) is no rows."""
+    if not path.is_file():
+        return []
+    rows = []
+    for n, r in enumerate(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))), start=2):
+        if None in r or any(v is None for v in r.values()) or "config" not in r or "id" not in r:
+            raise InvalidData(f"{path} line {n}: not a row of the verdicts file; regenerate it with "
+                              "`dvc repro judge_eval`")
+        rows.append({k: VERDICT_VALUES.get(v, v) if k not in ("config", "id", "slice", "answer_sha256") else v
+                     for k, v in r.items()})
+    return rows
+
+
+def latency_value(folder: Path, name: str, step: str, percentile: str) -> float | None:
+    """``STEP.PERCENTILE`` of ``folder/NAME.json`` (milliseconds); None when the file or the value
+    is missing or unreadable (latency files are leaf records of timing, as in sweep-report)."""
+    path = folder / f"{name}.json"
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get(step, {}).get(percentile)
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the page is built from, read (``read_inputs``). ``runs``, ``labels`` and ``answers``
+    are keyed by config or chunking name; ``p95_ms`` and ``answer_s`` by config (None: unknown)."""
+
+    stats: Json
+    judge: Json
+    rows: list[Json]
+    questions: list[Question]
+    audit: list[Json]
+    runs: dict[str, Json]
+    labels: dict[str, dict[str, list[str]]]
+    answers: dict[str, Json]
+    verdicts: list[Json]
+    p95_ms: dict[str, float | None]
+    answer_s: dict[str, float | None]
+    sweep: Json | None
+
+
+def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdicts: Path, questions: Path,
+                audit: Path, runs: Path, labels: Path, answers: Path, latency: Path,
+                sweep: Path | None = None) -> Inputs:
+    """Read every input of the page for the configs of ``params`` (names from params, never a
+    folder listing). ``sweep`` is optional: None, or a path that may not exist."""
+    configs = list(params.retrieval)
+    run_files = {c: read_json(runs / f"{c}.json", f"retrieve@{c}") for c in configs}
+    chunkings = sorted({params.config(c).chunking for c in configs})
+    label_files = {ch: read_json(labels / f"{ch}.json", f"labels@{ch}") for ch in chunkings}
+    answer_files = {c: read_json(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
+    return Inputs(
+        stats=_must(read_json(stats, "stats")), judge=_must(read_json(judge, "judge_eval")),
+        rows=read_scores(scores), questions=load_questions(questions, min_span=params.labels.min_span),
+        audit=read_audit(audit), runs={c: _must(v) for c, v in run_files.items()},
+        labels={ch: dict(_must(v).get("relevant", {})) for ch, v in label_files.items()},
+        answers={c: _must(v) for c, v in answer_files.items()}, verdicts=read_verdicts(verdicts),
+        p95_ms={c: latency_value(latency, c, "total", "p95_ms") for c in configs},
+        answer_s={c: _seconds(latency_value(latency, f"generate_{c}", "answer", "p50_ms"))
+                  for c in params.generation.configs},
+        sweep=read_json(sweep, "sweep-report", optional=True) if sweep is not None else None)
+
+
+def _must(value: Json | None) -> Json:
+    assert value is not None  # read_json without optional never returns None
+    return value
+
+
+def _seconds(ms: float | None) -> float | None:
+    return None if ms is None else ms / 1000
+
+
+# --------------------------------------------------------------------------- configs
+
+
+def measure_k(measure: str) -> int:
+    """The cut-off of a 0/1 measure: ``hit_at_5`` -> 5."""
+    return int(measure.rsplit("_", 1)[-1])
+
+
+def available(stats: Mapping[str, Any], name: str) -> bool:
+    return bool(stats.get(name, {}).get("available"))
+
+
+def config_letters(rows: Sequence[Row], configs: Sequence[str], *, measure: str, alpha: float) -> dict[str, Json]:
+    """Config -> ``{"letter": its letter, "beats": the letters it significantly beats}`` for the
+    ``configs`` that have rows (module docstring), letters in the order of ``configs``. With
+    fewer than two such configs, or no question answerable in all of them, nobody beats anyone."""
+    by_config: dict[str, list[Row]] = {}
+    for r in rows:
+        by_config.setdefault(str(r["config"]), []).append(r)
+    names = [c for c in configs if c in by_config]
+    labels = letters(len(names))
+    out = {name: {"letter": labels[i], "beats": ""} for i, name in enumerate(names)}
+    if len(names) < 2:
+        return out
+    shared = {r["id"] for r in by_config[names[0]] if r["answerable"]}
+    for name in names[1:]:
+        shared &= {r["id"] for r in by_config[name] if r["answerable"]}
+    if not shared:
+        return out
+    matrix = candidate_matrix({n: by_config[n] for n in names}, measure)
+    wins = pairwise_wins(matrix.values)
+    beaten, _ = beats(wins, sign_test_matrix(wins), alpha)
+    for i, name in enumerate(names):
+        out[name]["beats"] = "".join(labels[j] for j in beaten[i])
+    return out
+
+
+def _interval(d: Mapping[str, Any] | None) -> Json | None:
+    if not d:
+        return None
+    return {"value": d["value"], "ci_low": d["ci_low"], "ci_high": d["ci_high"]}
+
+
+def unavailable_reason(name: str, run: Mapping[str, Any] | None) -> str:
+    """Why a config has no numbers: its run's reason, else that it has no scored rows."""
+    if run is not None and run.get("status") != "ok":
+        return f"{run.get('status', 'unavailable')}: {run.get('reason') or 'no reason recorded'}"
+    return "no scored rows in metrics/scores/retrieval.csv (rerun `dvc repro score stats`)"
+
+
+def change_entry(vs: Mapping[str, Any] | None, measure: str) -> Json | None:
+    """The paired change of ``measure`` against the baseline, with its verdict after Holm."""
+    b = (vs or {}).get(measure)
+    if not b:
+        return None
+    return {"delta": b["delta"], "ci_low": b["ci_low"], "ci_high": b["ci_high"], "p_holm": b["p_holm"],
+            "fixed": b["fixed"], "broken": b["broken"], "n": b["n"], "family": b["family"], "verdict": verdict(b)}
+
+
+def config_entries(inputs: Inputs, params: Params) -> list[Json]:
+    """One entry per config of params, in params order (module docstring)."""
+    settings = params.stats
+    recall = RECALL_OF[settings.measure]
+    marks = config_letters(inputs.rows, list(params.retrieval), measure=settings.measure,
+                           alpha=1 - settings.confidence)
+    out = []
+    for name in params.retrieval:
+        entry: Json = {"name": name, "baseline": name == settings.baseline,
+                       "chunking": params.config(name).chunking, "answered": name in params.generation.configs,
+                       "p95_ms": inputs.p95_ms.get(name)}
+        m = inputs.stats.get(name, {})
+        if not available(inputs.stats, name) or name not in marks:
+            entry.update(available=False, reason=unavailable_reason(name, inputs.runs.get(name)))
+            out.append(entry)
+            continue
+        entry.update(available=True, n=m.get("n"), letter=marks[name]["letter"], beats=marks[name]["beats"],
+                     measures={k: _interval(m.get(k)) for k in MEASURES},
+                     by_slice={s: {**(_interval(g.get(recall)) or {}), "n": g.get("n"),
+                                   "too_small": bool(g.get("too_small"))}
+                               for s, g in sorted(m.get("by_slice", {}).items())},
+                     change=None if entry["baseline"] else change_entry(m.get("vs_baseline"), settings.measure))
+        out.append(entry)
+    return out
+
+
+def forest_rows(configs: Sequence[Json]) -> list[Json]:
+    """The forest plot: each compared config's change, sorted by change (largest first, then name)."""
+    rows = [{"config": c["name"], **c["change"]} for c in configs if c.get("available") and c.get("change")]
+    return sorted(rows, key=lambda r: (-r["delta"], r["config"]))
+
+
+def cost_points(configs: Sequence[Json], measure: str) -> list[Json]:
+    """Recall of ``measure`` against P95 retrieval latency per available config, ``front`` True
+    on the Pareto front (a config without a latency is left out of the chart)."""
+    recall = RECALL_OF[measure]
+    have = [c for c in configs if c.get("available") and c.get("p95_ms") is not None and c["measures"].get(recall)]
+    front = pareto_front([c["measures"][recall]["value"] for c in have], [c["p95_ms"] for c in have])
+    return [{"config": c["name"], "p95_ms": c["p95_ms"], "value": c["measures"][recall]["value"],
+             "ci_low": c["measures"][recall]["ci_low"], "ci_high": c["measures"][recall]["ci_high"],
+             "front": bool(f)} for c, f in zip(have, front)]
+
+
+def answer_points(inputs: Inputs, params: Params) -> list[Json]:
+    """Hand-graded answer accuracy (Wilson interval) against median seconds per answer, per
+    answered config that has both."""
+    out = []
+    for name in params.generation.configs:
+        hand = inputs.judge.get("configs", {}).get(name, {}).get("accuracy", {}).get("hand")
+        seconds = inputs.answer_s.get(name)
+        if hand and seconds is not None:
+            out.append({"config": name, "seconds": seconds, "value": hand["estimate"], "ci_low": hand["low"],
+                        "ci_high": hand["high"], "n": hand["n"]})
+    return out
+
+
+# --------------------------------------------------------------------------- questions
+
+
+def question_entries(inputs: Inputs) -> list[Json]:
+    """The questions in file order: id, text, slice, doc, reference answer, spans, audit lines."""
+    audit: dict[str, list[Json]] = {}
+    for a in inputs.audit:
+        audit.setdefault(a["id"], []).append({"doc": a["doc"], "span": a["span"], "note": a["note"]})
+    return [{"id": q.id, "question": q.question, "slice": q.slice, "doc": q.doc, "answer": q.answer,
+             "answerable": q.answerable, "spans": list(q.relevant_spans), "audit": audit.get(q.id, [])}
+            for q in inputs.questions]
+
+
+def grid(inputs: Inputs, configs: Sequence[Json], measure: str) -> dict[str, list[int | None]]:
+    """Available config -> its 0/1 ``measure`` per question (file order); None where the
+    question is unanswerable or the config has no row for it."""
+    values: dict[tuple[str, str], int | None] = {(str(r["config"]), str(r["id"])): r[measure] for r in inputs.rows}
+    return {c["name"]: [values.get((c["name"], q.id)) for q in inputs.questions]
+            for c in configs if c.get("available")}
+
+
+def changed(grid_values: Mapping[str, Sequence[int | None]], baseline: str) -> list[bool]:
+    """Per question: some config's value differs from the baseline's (both known)."""
+    base = grid_values.get(baseline)
+    if base is None:
+        return [False] * len(next(iter(grid_values.values()), []))
+    return [any(v[i] is not None and base[i] is not None and v[i] != base[i] for v in grid_values.values())
+            for i in range(len(base))]
+
+
+def rankings(inputs: Inputs, params: Params, configs: Sequence[Json], k: int) -> tuple[Json, Json]:
+    """(config -> per question (file order) its top ``k`` as ``[chunk, score, relevant 0/1]``,
+    chunking -> chunk -> text of every chunk shown). A config whose run is not ok has none."""
+    shown: dict[str, dict[str, str]] = {}
+    out: Json = {}
+    for c in configs:
+        run = inputs.runs.get(c["name"], {})
+        if run.get("status") != "ok":
+            continue
+        chunking = params.config(c["name"]).chunking
+        try:
+            out[c["name"]] = _top_k(run, inputs.questions, inputs.labels.get(chunking, {}), k,
+                                    shown.setdefault(chunking, {}))
+        except (KeyError, TypeError, AttributeError):
+            raise InvalidData(f"the run file of {c['name']!r} is not a run the retrieve stage writes (questions "
+                              f"with id and ranking, passages): regenerate it with `dvc repro -f retrieve@{c['name']}`"
+                              ) from None
+    return out, {ch: dict(sorted(t.items())) for ch, t in sorted(shown.items())}
+
+
+def _top_k(run: Mapping[str, Any], questions: Sequence[Question], relevant: Mapping[str, Sequence[str]], k: int,
+           texts: dict[str, str]) -> list[list[list[Any]]]:
+    """One run's top ``k`` per question, ``[chunk, score, relevant 0/1]``; adds the texts shown."""
+    by_id = {r["id"]: r for r in run["questions"]}
+    passages = run["passages"]
+    per_question = []
+    for q in questions:
+        rel = set(relevant.get(q.id, []))
+        top = by_id.get(q.id, {}).get("ranking", [])[:k]
+        per_question.append([[str(x["chunk"]), float(x["score"]), int(x["chunk"] in rel)] for x in top])
+        for x in top:
+            texts.setdefault(x["chunk"], str(passages.get(x["chunk"], "")))
+    return per_question
+
+
+def failure_kinds(judge: Mapping[str, Any], config: str) -> dict[str, str]:
+    """Question id -> what happened to its answer, by the hand grades (judge_eval's failures)."""
+    table = judge.get("configs", {}).get(config, {}).get("failures", {}).get("hand", {})
+    out = {}
+    for category, cell in table.items():
+        if isinstance(cell, Mapping):
+            for qid in cell.get("ids", []):
+                out[qid] = FAILURE_LABELS.get(category, category)
+    return out
+
+
+def answer_entries(inputs: Inputs, params: Params) -> Json:
+    """Answered config -> question id -> answer text, hand grade, judges' verdicts, failure kind;
+    a config whose answers are not ok -> ``{"reason": ...}``."""
+    judges = list(params.judge.judges)
+    verdicts = {(v["config"], v["id"]): v for v in inputs.verdicts}
+    out: Json = {}
+    for name in params.generation.configs:
+        generated = inputs.answers.get(name, {})
+        if generated.get("status") != "ok":
+            out[name] = {"reason": f"{generated.get('status')}: {generated.get('reason')}"}
+            continue
+        kinds = failure_kinds(inputs.judge, name)
+        answers = {}
+        for a in generated.get("answers", []):
+            v = verdicts.get((name, a["id"]), {})
+            answers[a["id"]] = {"answer": a["answer"], "hand": v.get("hand"),
+                                "verdicts": {j: v.get(j) for j in judges}, "failure": kinds.get(a["id"])}
+        out[name] = {"answers": dict(sorted(answers.items()))}
+    return out
+
+
+# --------------------------------------------------------------------------- judges and sweep
+
+
+def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
+    """Per judge: confusion against the hand grades, kappa and accuracy with intervals, canary
+    acceptance; and the position-consistency test (judge_eval's length pairs)."""
+    panel = []
+    for j in judges:
+        c = judge.get("calibration", {}).get(j, {})
+        entry: Json = {"judge": j}
+        if "confusion" in c:
+            entry.update(confusion={k: c["confusion"].get(k) for k in ("tp", "fp", "fn", "tn", "invalid", "n")},
+                         kappa=_estimate(c.get("kappa")), accuracy=_estimate(c.get("accuracy")))
+        else:
+            entry["reason"] = c.get("reason") or "not calibrated (no hand grades)"
+        canaries = judge.get("canaries", {}).get(j) or {}
+        entry["canaries"] = [{"kind": kind, "expected_accept": bool(r.get("expected_accept")),
+                              "accepted": r.get("accepted"), "low": r.get("low"), "high": r.get("high"),
+                              "n": r.get("n"), "invalid": r.get("invalid")}
+                             for kind, r in sorted(canaries.items()) if isinstance(r, Mapping) and "accepted" in r]
+        panel.append(entry)
+    length = judge.get("bias", {}).get("length", {})
+    position = ({k: length.get(k) for k in ("pairs", "consistent", "consistency", "ties", "long_wins", "short_wins")}
+                if "pairs" in length else {"reason": length.get("reason") or length.get("status") or "not run"})
+    return {"judges": panel, "position": position, "grades": dict(judge.get("grades", {}))}
+
+
+def _estimate(d: Mapping[str, Any] | None) -> Json | None:
+    if not d or d.get("estimate") is None:
+        return None
+    return {"value": d["estimate"], "ci_low": d.get("low"), "ci_high": d.get("high"), "n": d.get("n")}
+
+
+def sweep_entries(sweep: Mapping[str, Any] | None) -> Json | None:
+    """The sweep summary's ranking, best rank first (then name), and its headline; None without one."""
+    if not sweep or not isinstance(sweep.get("ranking"), Mapping):
+        return None
+    rows = [{"candidate": name, **{k: r.get(k) for k in ("letter", "value", "ci_low", "ci_high", "rank", "rank_low",
+                                                          "rank_high", "beats", "in_tie_set", "p95_ms", "pareto")}}
+            for name, r in sweep["ranking"].items()]
+    rows.sort(key=lambda r: (r["rank"] if isinstance(r["rank"], int) else 10**9, r["candidate"]))
+    winner = sweep.get("winner") or {}
+    return {"rows": rows, "measure": sweep.get("measure"), "baseline": sweep.get("baseline"),
+            "chosen_on": sweep.get("chosen_on"), "questions": sweep.get("questions"),
+            "winner": winner.get("name"), "tie_set_size": sweep.get("tie_set_size")}
+
+
+# --------------------------------------------------------------------------- the whole page
+
+
+def page_data(inputs: Inputs, params: Params) -> Json:
+    """Everything the page shows (module docstring), as one JSON-ready dict."""
+    settings = params.stats
+    k = measure_k(settings.measure)
+    configs = config_entries(inputs, params)
+    values = grid(inputs, configs, settings.measure)
+    ranked, passages = rankings(inputs, params, configs, k)
+    base = next((c for c in configs if c["baseline"]), None)
+    return {
+        "meta": {"baseline": settings.baseline, "baseline_available": bool(base and base.get("available")),
+                 "measure": settings.measure, "measure_label": LABELS[RECALL_OF[settings.measure]], "k": k,
+                 "confidence": settings.confidence, "method": settings.method, "resamples": settings.resamples,
+                 "n_questions": len(inputs.questions), "n_answerable": sum(q.answerable for q in inputs.questions),
+                 "n_baseline": base.get("n") if base else None, "alpha": round(1 - settings.confidence, 10),
+                 "judges": list(params.judge.judges)},
+        "configs": configs,
+        "forest": forest_rows(configs),
+        "cost": cost_points(configs, settings.measure),
+        "answer_cost": answer_points(inputs, params),
+        "questions": question_entries(inputs),
+        "grid": values,
+        "changed": changed(values, settings.baseline),
+        "rankings": ranked,
+        "passages": passages,
+        "answers": answer_entries(inputs, params),
+        "judge": judge_panel(inputs.judge, list(params.judge.judges)),
+        "sweep": sweep_entries(inputs.sweep),
+    }

@@ -1,0 +1,368 @@
+"""metrics/report.html (rag_ablation.evaluation.report.html, html_data, html_assets and
+stages/report_html.py) on a tiny hand-built project: expected values from the formulas, text
+escaped everywhere, nothing loaded from outside the page, byte-identical reruns, and one clear
+message for a missing or damaged input. ``tiny_project`` is shared with test_html_browser.py."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from score_rows import config_rows, hits_to_ranks, write_retrieval
+
+from conftest import FIXTURES, ROOT
+from rag_ablation.core.config import load_config
+from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.evaluation.report import html, html_assets, html_data
+from rag_ablation.evaluation.statistics.stats import analyze, to_metrics
+
+EVIL = "<script>document.title='pwned'</script> & </script><!-- \u2028"
+"""Passage text that would break the page if it were ever written as HTML."""
+SLICES = ["identifier"] * 4 + ["paraphrase"] * 4
+HITS = {  # hit@5 per answerable question q0..q7
+    "dense": [1, 1, 0, 0, 1, 0, 1, 0],
+    "bm25": [1, 1, 1, 1, 1, 0, 1, 0],  # differs from dense at q2, q3
+    "hybrid": [1, 1, 0, 0, 1, 0, 1, 0],  # as dense
+    "rewrite": [0, 1, 0, 0, 1, 0, 1, 1],  # differs at q0, q7
+}  # hybrid_rerank (in the fixture params) has an unavailable run
+CHANGED = {"q0", "q2", "q3", "q7"}
+P95 = {"dense": 2.0, "bm25": 5.0, "hybrid": 3.0, "rewrite": 50.0}
+
+
+def span(i: int) -> str:
+    return f"the span of question {i} sits in its chunk"
+
+
+def chunk_text(chunking: str, i: int) -> str:
+    head = "Title > Section\n" if chunking == "heading" else ""
+    if i == 0:
+        return f"{head}Before {EVIL} and then {span(0)}, after."
+    return head + (f"Some words first. {span(i)}. Tail words." if i < 8 else f"Filler passage {i} about nothing.")
+
+
+def ranking(hit: bool, i: int) -> list[dict]:
+    ids = [f"t/d.md#{j}" for j in range(10, 20)]
+    if hit:
+        ids = ids[:2] + [f"t/d.md#{i}"] + ids[2:9]
+    return [{"chunk": c, "score": round(0.9 - 0.05 * r, 4)} for r, c in enumerate(ids)]
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def tiny_project(d: Path) -> Path:
+    """A project folder holding every input of the report_html stage, built by hand."""
+    shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
+    params = load_config(d / "params.yaml")
+    questions = [{"id": f"q{i}", "question": f"What is in chunk {i}? <b>{i}</b>", "doc": "t/d.md", "span": span(i),
+                  "answer": f"answer {i}", "slice": SLICES[i], "track": "t"} for i in range(8)]
+    questions.append({"id": "u0", "question": "Unanswerable?", "doc": None, "span": None, "answer": "none",
+                      "slice": "unanswerable", "track": "t"})
+    write(d / "build/questions.jsonl", "".join(json.dumps(q) + "\n" for q in questions))
+    write(d / "build/audit.jsonl", json.dumps({"id": "q1", "doc": "t/d.md", "span": "Some words first.",
+                                               "note": "the intro <i>also</i> answers it"}) + "\n")
+    for name in params.retrieval:
+        chunking = params.config(name).chunking
+        run: dict = {"config": {"name": name, "chunking": chunking}, "passages": {}, "questions": [],
+                     "reason": None, "status": "ok"}
+        if name not in HITS:
+            run.update(status="unavailable", reason="cross-encoder 'no-such' is not on this machine")
+        else:
+            for i, q in enumerate(questions):
+                top = ranking(i < 8 and bool(HITS[name][i]), i)
+                run["questions"].append({"id": q["id"], "answerable": i < 8, "ranking": top})
+                run["passages"].update({x["chunk"]: chunk_text(chunking, int(x["chunk"].split("#")[1])) for x in top})
+        write(d / f"build/runs/{name}.json", json.dumps(run))
+    for chunking in params.chunkings:
+        write(d / f"build/labels/{chunking}.json", json.dumps({"relevant": {f"q{i}": [f"t/d.md#{i}"] for i in range(8)}}))
+    answers = [{"id": f"q{i}", "answer": f"answer {i}" if i % 2 else f"<img src=x onerror=alert(1)> {i}"}
+               for i in range(8)]
+    write(d / "build/answers/bm25.json", json.dumps({"status": "ok", "reason": None, "answers": answers}))
+    for name in params.generation.configs:
+        if name != "bm25":
+            write(d / f"build/answers/{name}.json", json.dumps({"status": "unavailable", "answers": [],
+                                                                 "reason": "its run is unavailable"}))
+    verdicts = io.StringIO()
+    w = csv.writer(verdicts, lineterminator="\n")
+    w.writerow(["config", "id", "slice", "answer_sha256", "hand", "llm", "token_f1", "contains"])
+    for i in range(8):
+        w.writerow(["bm25", f"q{i}", SLICES[i], "0" * 64, i % 2, "" if i == 3 else 1, i % 2, 0])
+    write(d / "metrics/scores/verdicts.csv", verdicts.getvalue())
+    rows = [r for name, hits in HITS.items()
+            for r in config_rows(name, hits_to_ranks(hits), ids=[f"q{i}" for i in range(8)], slices=SLICES,
+                                 docs=["t/d.md"] * 8, unanswerable=1)]
+    write_retrieval(d / "metrics/scores/retrieval.csv", rows)
+    result = analyze(rows, [], configs=list(params.retrieval), answered=[], settings=params.stats)
+    write(d / "metrics/stats.json", json.dumps(to_metrics(result)))
+    judge = {"configs": {"bm25": {"status": "ok", "accuracy": {"hand": {"estimate": 0.5, "low": 0.2, "high": 0.8,
+                                                                        "n": 8}},
+                                  "failures": {"hand": {"n": 8, "wrong_with_relevant": {"count": 1, "ids": ["q2"],
+                                                                                        "share": 0.125}}}}},
+             "calibration": {"token_f1": {"confusion": {"tp": 3, "fp": 1, "fn": 1, "tn": 3, "invalid": 0, "n": 8},
+                                          "kappa": {"estimate": 0.5, "low": 0.1, "high": 0.9, "n": 8},
+                                          "accuracy": {"estimate": 0.75, "low": 0.5, "high": 1.0, "n": 8}},
+                             "llm": {"reason": "no hand grades for the llm judge"}},
+             "canaries": {"token_f1": {"empty": {"accepted": 0.0, "low": 0.0, "high": 0.3, "n": 8, "invalid": 0,
+                                                 "expected_accept": False}}},
+             "bias": {"length": {"pairs": 4, "consistent": 3, "consistency": 0.75, "ties": 1, "long_wins": 2,
+                                 "short_wins": 1}},
+             "grades": {"answers": 8, "matching": 8, "stale": 0, "unknown": 0}}
+    write(d / "metrics/judge_detail.json", json.dumps(judge))
+    for name, ms in P95.items():
+        write(d / f"metrics/latency/{name}.json", json.dumps({"total": {"p95_ms": ms}}))
+    write(d / "metrics/latency/generate_bm25.json", json.dumps({"answer": {"p50_ms": 2500.0}}))
+    write(d / "metrics/sweep.json", json.dumps({
+        "measure": "hit_at_5", "baseline": "dense@a", "chosen_on": "all", "questions": 8, "tie_set_size": 2,
+        "winner": {"name": "bm25@a"},
+        "ranking": {n: {"letter": ch, "value": v, "ci_low": v - 0.1, "ci_high": v + 0.1, "rank": r, "rank_low": 1,
+                        "rank_high": 2, "beats": "", "in_tie_set": True, "p95_ms": p, "pareto": f}
+                    for n, ch, v, r, p, f in (("dense@a", "b", 0.5, 2, 2.0, True), ("bm25@a", "a", 0.75, 1, 5.0, True))}}))
+    return d
+
+
+def stage_args(d: Path, out: str = "metrics/report.html") -> list[str]:
+    return ["--stats", "metrics/stats.json", "--judge", "metrics/judge_detail.json",
+            "--scores", "metrics/scores/retrieval.csv", "--verdicts", "metrics/scores/verdicts.csv",
+            "--questions", "build/questions.jsonl", "--audit", "build/audit.jsonl", "--runs", "build/runs",
+            "--labels", "build/labels", "--answers", "build/answers", "--latency", "metrics/latency",
+            "--sweep", "metrics/sweep.json", "--out", out]
+
+
+def run_stage(d: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "stages" / "report_html.py"), *args], cwd=d,
+                          capture_output=True, text=True)
+
+
+def inputs_of(d: Path, **changes) -> html_data.Inputs:
+    paths = {"stats": "metrics/stats.json", "judge": "metrics/judge_detail.json",
+             "scores": "metrics/scores/retrieval.csv", "verdicts": "metrics/scores/verdicts.csv",
+             "questions": "build/questions.jsonl", "audit": "build/audit.jsonl", "runs": "build/runs",
+             "labels": "build/labels", "answers": "build/answers", "latency": "metrics/latency",
+             "sweep": "metrics/sweep.json", **changes}
+    return html_data.read_inputs(load_config(d / "params.yaml"),
+                                 **{k: None if v is None else d / v for k, v in paths.items()})
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return tiny_project(tmp_path_factory.mktemp("report_html"))
+
+
+@pytest.fixture(scope="module")
+def data(project):
+    return html_data.page_data(inputs_of(project), load_config(project / "params.yaml"))
+
+
+def blob_of(page: str) -> dict:
+    m = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S)
+    assert m, "the page embeds its data once"
+    return json.loads(m.group(1))
+
+
+# --------------------------------------------------------------------------- the data
+
+
+def test_configs_follow_params_with_the_unavailable_one_and_its_reason(data):
+    names = [c["name"] for c in data["configs"]]
+    assert names == ["dense", "bm25", "hybrid", "hybrid_rerank", "rewrite"]
+    gone = data["configs"][3]
+    assert gone["available"] is False and "cross-encoder 'no-such' is not on this machine" in gone["reason"]
+    bm25 = data["configs"][1]
+    assert bm25["measures"]["recall_at_5"]["value"] == round(6 / 8, 4)
+    assert bm25["by_slice"]["identifier"]["value"] == 1.0 and bm25["by_slice"]["paraphrase"]["value"] == 0.5
+    assert [c["letter"] for c in data["configs"] if c["available"]] == ["a", "b", "c", "d"]
+
+
+def test_forest_rows_are_the_paired_changes_sorted_by_change(data):
+    rows = data["forest"]
+    assert [r["config"] for r in rows] == ["bm25", "hybrid", "rewrite"]  # +2/8, 0, 0 (+1 -1): ties by name
+    assert rows[0]["delta"] == round(2 / 8, 4) and (rows[0]["fixed"], rows[0]["broken"]) == (2, 0)
+    assert rows[1]["verdict"] == "no change"  # identical to the baseline: a point interval at 0
+    assert rows[2]["delta"] == 0 and (rows[2]["fixed"], rows[2]["broken"]) == (1, 1)
+    assert {r["verdict"] for r in rows} <= {"real gain", "real loss", "within the noise", "no change"}
+
+
+def test_grid_and_changed_questions(data):
+    ids = [q["id"] for q in data["questions"]]
+    assert ids == [f"q{i}" for i in range(8)] + ["u0"]
+    assert data["grid"]["bm25"] == HITS["bm25"] + [None]  # the unanswerable question has no value
+    assert {i for i, c in zip(ids, data["changed"]) if c} == CHANGED
+
+
+def test_rankings_mark_the_relevant_passage_and_store_each_text_once(data):
+    top = data["rankings"]["dense"][0]
+    assert len(top) == 5 == data["meta"]["k"]  # hit_at_5: the top 5
+    assert top[2] == ["t/d.md#0", 0.8, 1] and [p[2] for p in top].count(1) == 1
+    assert data["rankings"]["dense"][2] == [[f"t/d.md#{10 + r}", round(0.9 - 0.05 * r, 4), 0] for r in range(5)]
+    assert "hybrid_rerank" not in data["rankings"]
+    assert EVIL in data["passages"]["base"]["t/d.md#0"]
+    assert data["passages"]["heading"]["t/d.md#0"].startswith("Title > Section\n")  # per chunking
+
+
+def test_cost_points_and_their_pareto_front(data):
+    front = {p["config"]: p["front"] for p in data["cost"]}
+    # dense (0.5 at 2 ms) and bm25 (0.75 at 5 ms) dominate hybrid (0.5, 3 ms) and rewrite (0.5, 50 ms)
+    assert front == {"dense": True, "bm25": True, "hybrid": False, "rewrite": False}
+    assert data["answer_cost"] == [{"config": "bm25", "seconds": 2.5, "value": 0.5, "ci_low": 0.2, "ci_high": 0.8,
+                                    "n": 8}]
+
+
+def test_answers_carry_verdicts_hand_grades_and_failure_kinds(data):
+    a = data["answers"]["bm25"]["answers"]
+    assert a["q3"]["hand"] is True and a["q3"]["verdicts"] == {"llm": None, "token_f1": True, "contains": False}
+    assert a["q2"]["failure"] == "wrong, relevant passage in prompt" and a["q1"]["failure"] is None
+
+
+def test_judge_panel_and_sweep(data):
+    j = {x["judge"]: x for x in data["judge"]["judges"]}
+    assert j["token_f1"]["confusion"]["tp"] == 3 and j["token_f1"]["kappa"]["value"] == 0.5
+    assert j["llm"]["reason"] == "no hand grades for the llm judge"
+    assert data["judge"]["position"]["consistent"] == 3
+    assert [r["candidate"] for r in data["sweep"]["rows"]] == ["bm25@a", "dense@a"]
+
+
+def test_letters_name_the_configs_beaten_after_holm():
+    def rows(name, hits):
+        return config_rows(name, hits_to_ranks(hits), ids=[f"q{i}" for i in range(len(hits))])
+    n = 20  # a wins all 20 disagreements with b: p = 2 / 2^20; Holm over 3 pairs: 3 p < 0.05
+    strong = rows("a", [1] * n) + rows("b", [0] * n) + rows("c", [1] * n)
+    marks = html_data.config_letters(strong, ["a", "b", "c", "gone"], measure="hit_at_5", alpha=0.05)
+    assert marks == {"a": {"letter": "a", "beats": "b"}, "b": {"letter": "b", "beats": ""},
+                     "c": {"letter": "c", "beats": "b"}}
+    # 6 to 0: raw p = 2 / 2^6 = 0.031 < 0.05, but Holm's smallest is 3 x 0.031 = 0.094: nobody beats anybody
+    weak = rows("a", [1] * 6) + rows("b", [0] * 6) + rows("c", [0] * 6)
+    assert 2 / 2 ** 6 < 0.05 < 3 * 2 / 2 ** 6
+    assert all(m["beats"] == "" for m in html_data.config_letters(weak, ["a", "b", "c"], measure="hit_at_5",
+                                                                   alpha=0.05).values())
+
+
+def test_a_missing_latency_is_unknown_not_an_error(tmp_path):
+    write(tmp_path / "bad.json", "{not json")
+    assert html_data.latency_value(tmp_path, "bad", "total", "p95_ms") is None
+    assert html_data.latency_value(tmp_path, "absent", "total", "p95_ms") is None
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def test_embedded_json_cannot_end_its_script_element():
+    obj = {"t": EVIL, "u": "a\u2029b"}
+    text = html.embed_json(obj)
+    assert not re.search(r"[<>&\u2028\u2029]", text)
+    assert json.loads(text) == obj
+
+
+def test_every_text_stays_data_and_nothing_loads_from_outside(data):
+    page = html.page(data, {"vega": "var vega = 1; // </script> <!-- x"})
+    assert page.count("<script") == 3  # the library, the data, the app: no passage opened one
+    assert "<script>document.title" not in page and "<img src=x" not in page and "<b>1</b>" not in page
+    blob = blob_of(page)
+    assert blob["passages"]["base"]["t/d.md#0"].count(EVIL) == 1 and blob["questions"][1]["question"].endswith("<b>1</b>")
+    assert "<\\/script> <\\!-- x" in page  # the library's own text, made safe
+    outside = re.findall(r"""(?:src|href)\s*=\s*["']?(?!#)[^"'\s>]+""", re.sub(r"<script.*?</script>", "", page,
+                                                                              flags=re.S))
+    assert outside == [], "every link stays on the page"
+    assert "innerHTML" not in html.APP and "insertAdjacentHTML" not in html.APP and "outerHTML" not in html.APP
+
+
+@pytest.mark.bad_input
+def test_a_nan_in_the_inputs_is_one_clear_error(data):
+    broken = {**data, "meta": {**data["meta"], "confidence": float("nan")}}
+    with pytest.raises(InvalidData, match="hold NaN or infinity, which JSON cannot carry"):
+        html.page(broken, {})
+
+
+def test_the_charts_are_vega_lite_specs_with_no_url(data):
+    charts = html.chart_specs(data)
+    assert set(charts) == {"forest", "cost", "answer_cost", "sweep"}
+    forest = charts["forest"]
+    assert forest["layer"][0]["data"]["values"] == [{"zero": 0}]  # the zero line
+    assert forest["layer"][2]["encoding"]["y"]["sort"] == ["bm25", "hybrid", "rewrite"]
+    assert charts["cost"]["layer"][0]["encoding"]["x"]["scale"] == {"type": "log"}
+    assert "http" not in json.dumps(charts) and "$schema" not in json.dumps(charts)
+
+
+def test_the_real_libraries_are_inlined_and_the_page_is_deterministic(data):
+    first, second = html.render(data), html.render(data)
+    assert first == second
+    for p in html_assets.PACKAGES:
+        assert f"/* {p.spec} */" in first
+    assert first.index("/* vega@") < first.index("/* vega-lite@") < first.index("/* vega-embed@") < first.index(
+        'id="report-data"')
+
+
+# --------------------------------------------------------------------------- the vendored libraries
+
+
+def test_vendored_files_match_their_pinned_hashes():
+    for p in html_assets.PACKAGES:
+        data = (html_assets.ASSETS / p.file).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == p.sha256
+        assert (html_assets.ASSETS / p.file.replace(".min.js", ".LICENSE")).is_file()
+        assert p.sha256 in (html_assets.ASSETS / "README.md").read_text()
+
+
+@pytest.mark.bad_input
+def test_an_edited_or_missing_vendored_file_is_one_clear_error(tmp_path):
+    p = html_assets.PACKAGES[0]
+    with pytest.raises(MissingInput, match="no vendored chart library"):
+        html_assets.read_asset(p, tmp_path)
+    write(tmp_path / p.file, "var vega = 'edited';")
+    with pytest.raises(InvalidData, match="not the pinned"):
+        html_assets.read_asset(p, tmp_path)
+
+
+# --------------------------------------------------------------------------- the stage
+
+
+def test_the_stage_writes_the_same_page_twice(project):
+    res = run_stage(project, *stage_args(project))
+    assert res.returncode == 0, res.stderr
+    page = (project / "metrics/report.html").read_bytes()
+    res = run_stage(project, *stage_args(project, out="metrics/again.html"))
+    assert res.returncode == 0, res.stderr
+    assert (project / "metrics/again.html").read_bytes() == page
+    blob = blob_of(page.decode())
+    assert blob["meta"]["baseline"] == "dense" and blob["meta"]["n_questions"] == 9
+    assert blob["sweep"]["winner"] == "bm25@a"
+
+
+def test_the_sweep_summary_is_optional(project):
+    args = stage_args(project, out="metrics/nosweep.html")
+    args[args.index("metrics/sweep.json")] = "metrics/no-such-sweep.json"
+    res = run_stage(project, *args)
+    assert res.returncode == 0, res.stderr
+    assert blob_of((project / "metrics/nosweep.html").read_text())["sweep"] is None
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("target, content, message", [
+    ("metrics/stats.json", None, "no file metrics/stats.json: run `dvc repro stats`"),
+    ("metrics/stats.json", "{broken", "is not valid JSON (line 1): regenerate it with `dvc repro stats`"),
+    ("metrics/judge_detail.json", "[1, 2]", "must hold a JSON object; regenerate it with `dvc repro judge_eval`"),
+    ("build/runs/bm25.json", None, "no file build/runs/bm25.json: run `dvc repro retrieve@bm25`"),
+    ("build/audit.jsonl", '{"id": "q1"}\n', "line 1: missing field(s) doc, span, note"),
+    ("metrics/scores/verdicts.csv", "config,id\nbm25,q1,extra\n", "not a row of the verdicts file"),
+    ("build/runs/dense.json", '{"status": "ok", "questions": [{"id": "q0"}]}',
+     "the run file of 'dense' is not a run the retrieve stage writes"),
+])
+def test_a_bad_input_is_one_message_and_no_page(tmp_path, target, content, message):
+    d = tiny_project(tmp_path)
+    if content is None:
+        (d / target).unlink()
+    else:
+        write(d / target, content)
+    res = run_stage(d, *stage_args(d))
+    assert res.returncode == 2
+    assert message in res.stderr and "Traceback" not in res.stderr
+    assert not (d / "metrics/report.html").exists()

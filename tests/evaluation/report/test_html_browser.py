@@ -1,0 +1,129 @@
+"""metrics/report.html as a reader uses it: opened in headless Chromium with the network off
+(DevTools protocol over a pipe, tests/chromium_cdp.py), the charts must draw, the grid must have
+one row per question, a click on a cell must show that question's passages with the span
+highlighted, the "changed only" filter must leave exactly the questions whose hit@5 differs from
+the baseline (counted here from the scores CSV, not from the page's data), and no request may
+leave the page. A screenshot of the first screen is saved in the test's tmp folder."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from chromium_cdp import CHROMIUM, Chromium, outside
+
+from conftest import ROOT
+from evaluation.report.test_html import EVIL, run_stage, stage_args, tiny_project
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install "
+                                 "chromium); .ci/run installs it")]
+
+VISIBLE_ROWS = "Array.from(document.querySelectorAll('#grid-table tr.qrow')).filter(r => !r.hidden).length"
+
+
+def changed_from_scores(path: Path, baseline: str, measure: str = "hit_at_5") -> set[str]:
+    """Question ids where some config's measure differs from the baseline's (both scored)."""
+    by_id: dict[str, dict[str, str]] = {}
+    with path.open(newline="") as f:
+        for r in csv.DictReader(f):
+            by_id.setdefault(r["id"], {})[r["config"]] = r[measure]
+    return {qid for qid, values in by_id.items() if values.get(baseline, "") != ""
+            and any(v != "" and v != values[baseline] for v in values.values())}
+
+
+def open_page(browser: Chromium, page: Path) -> None:
+    browser.open(page.as_uri())
+    browser.wait_for("document.body && document.body.getAttribute('data-ready') === '1'", timeout=90)
+
+
+def set_filters(browser: Chromium, *, changed: bool, slice_: str = "") -> int:
+    browser.evaluate(f"(() => {{ const c = document.getElementById('changed-only'); c.checked = {json.dumps(changed)};"
+                     " c.dispatchEvent(new Event('change'));"
+                     f" const s = document.getElementById('slice-filter'); s.value = {json.dumps(slice_)};"
+                     " s.dispatchEvent(new Event('change')); })()")
+    return browser.evaluate(VISIBLE_ROWS)
+
+
+def marks(browser: Chromium, chart: str, kind: str = "symbol") -> int:
+    return browser.evaluate(f"document.querySelectorAll('#{chart} g.mark-{kind}.role-mark > *').length")
+
+
+def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
+    (tmp_path / "project").mkdir()
+    d = tiny_project(tmp_path / "project")
+    res = run_stage(d, *stage_args(d))
+    assert res.returncode == 0, res.stderr
+    data = json.loads((d / "metrics/stats.json").read_text())
+    compared = [c for c, m in data.items() if m.get("vs_baseline")]
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        open_page(browser, d / "metrics/report.html")
+        browser.screenshot(tmp_path / "first_screen.png")
+        assert browser.evaluate("document.body.getAttribute('data-charts')") == "4"
+        assert browser.evaluate("document.querySelectorAll('.chart-error').length") == 0
+        assert marks(browser, "forest") == len(compared) == 3  # one point per compared config
+        assert marks(browser, "forest", "rule") == 1 + len(compared)  # the zero line and one interval each
+        assert marks(browser, "cost-chart") == 4 and marks(browser, "sweep-chart") == 2
+        assert marks(browser, "answer-cost") == 1
+        assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == 9
+
+        browser.evaluate("document.querySelector('#grid-table tr.qrow[data-q=\"q0\"] td.cell[data-config=\"dense\"] a')"
+                         ".click()")
+        browser.wait_for("document.getElementById('question').getAttribute('data-q') === 'q0'")
+        assert browser.evaluate("document.querySelectorAll('#question .passage').length") == 4 * 5  # 4 runs, top 5
+        relevant = browser.evaluate("Array.from(document.querySelectorAll('#question .passage.relevant'))"
+                                    ".map(p => p.querySelector('mark.span') ? p.querySelector('mark.span').textContent"
+                                    " : '')")
+        assert relevant == ["the span of question 0 sits in its chunk"] * 3  # dense, bm25, hybrid found it
+        # the passage's <script> is shown as text: no element was made of it, and it did not run
+        assert browser.evaluate("document.querySelectorAll('#question script, #question img, #question b').length") == 0
+        assert EVIL.split(" & ")[0] in browser.evaluate("document.querySelector('#question .passage.relevant .text')"
+                                                        ".textContent")
+        assert browser.evaluate("document.title") == "Retrieval ablation report"
+        assert "<img src=x" in browser.evaluate("document.querySelector('#question .answer').textContent")
+
+        expected = changed_from_scores(d / "metrics/scores/retrieval.csv", "dense")
+        assert set_filters(browser, changed=True) == len(expected) == 4
+        shown = browser.evaluate("Array.from(document.querySelectorAll('#grid-table tr.qrow')).filter(r => !r.hidden)"
+                                 ".map(r => r.getAttribute('data-q'))")
+        assert set(shown) == expected
+        assert set_filters(browser, changed=False, slice_="paraphrase") == 4
+        assert set_filters(browser, changed=True, slice_="paraphrase") == len({"q7"})
+        assert set_filters(browser, changed=False) == 9
+        requests = browser.requests()
+        assert requests and outside(requests) == [], "no request left the page"
+        assert browser.failed() == []
+
+
+EXAMPLE_INPUTS = [ROOT / "data/build/runs", ROOT / "data/build/questions.jsonl", ROOT / "metrics/stats.json"]
+
+
+@pytest.mark.skipif(not all(p.exists() for p in EXAMPLE_INPUTS),
+                    reason="the example's pipeline outputs are not here: run `make run` (dvc repro) first")
+def test_the_example_page_is_small_and_every_count_matches_the_scores(tmp_path):
+    out = tmp_path / "report.html"
+    args = stage_args(ROOT, out=str(out))
+    args = [a.replace("build/", "data/build/") if a.startswith("build/") else a for a in args]
+    args[args.index("data/build/audit.jsonl")] = "data/build/dataset/audit.jsonl"
+    res = run_stage(ROOT, *args)
+    assert res.returncode == 0, res.stderr
+    assert out.stat().st_size < 5_000_000
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    baseline = (params.get("stats") or {}).get("baseline", "dense")
+    expected = changed_from_scores(ROOT / "metrics/scores/retrieval.csv", baseline)
+    n_questions = sum(1 for line in (ROOT / "data/build/questions.jsonl").read_text().splitlines() if line.strip())
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        open_page(browser, out)
+        browser.screenshot(tmp_path / "first_screen.png")
+        assert browser.evaluate("document.body.getAttribute('data-charts')") == "4"
+        compared = browser.evaluate("window.reportData.forest.length")
+        assert compared > 0 and marks(browser, "forest") == compared
+        assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == n_questions
+        assert set_filters(browser, changed=True) == len(expected)
+        first = browser.evaluate("document.querySelector('#grid-table tr.qrow:not([hidden])').getAttribute('data-q')")
+        browser.evaluate("document.querySelector('#grid-table tr.qrow:not([hidden]) td.cell a').click()")
+        browser.wait_for(f"document.getElementById('question').getAttribute('data-q') === {json.dumps(first)}")
+        assert browser.evaluate("document.querySelectorAll('#question .passage').length") > 0
+        assert outside(browser.requests()) == [] and browser.failed() == []
