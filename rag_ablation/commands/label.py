@@ -6,7 +6,9 @@ handbook's ``data/corpus``, ``data/questions/handbook.jsonl``, ``data/labels/aud
 an imported set's ``data/imported/NAME/...``), or the files given. Every save is validated as
 the pipeline validates it and appended atomically; Ctrl-C or a crash loses at most the question
 being edited, and a rerun resumes. The modes and their files: ``rag_ablation.authoring.workbench``
-and docs/workbench.md.
+and docs/workbench.md. Model-drafted questions go to ``--generated`` (default ``generated.jsonl``
+beside the question file), never to the question file; ``--compare`` prints them against the
+hand-written ones instead of serving.
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ DATA = Path("data")
 def build_parser(prog: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=prog, description="Write and label questions in the browser: questions from "
                                  "sampled passages, real queries against a pooled candidate list, and the misses "
-                                 "of a config to audit. Serves http://127.0.0.1:PORT/ for you alone.")
+                                 "of a config to audit, and model-drafted questions to judge. Serves "
+                                 "http://127.0.0.1:PORT/ for you alone.")
     ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free port, printed)")
     ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (params.yaml)")
     ap.add_argument("--corpus", type=Path, help="corpus folder (default: the selected data set's)")
@@ -41,6 +44,14 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                     help="per-question scores, for audit mode (metrics/scores/retrieval.csv)")
     ap.add_argument("--build", type=Path, default=Path("data/build"),
                     help="built chunks and indexes, for label-queries mode (data/build)")
+    ap.add_argument("--generated", type=Path,
+                    help="model-drafted questions written to (default: generated.jsonl beside the question file)")
+    ap.add_argument("--prompts", type=Path, default=None,
+                    help="folder of drafts mode's draft_question.txt (default: the one shipped with the workbench, "
+                         "rag_ablation/authoring/workbench/prompts; a folder of its own for no stage depends on it)")
+    ap.add_argument("--pair", nargs=2, metavar=("BM25", "DENSE"),
+                    help="with --compare: the two configs whose ordering is compared (default: the first BM25 "
+                         "config and stats.baseline)")
     io = ap.add_mutually_exclusive_group()
     io.add_argument("--export-labelstudio", type=Path, metavar="DIR",
                     help="instead of serving: write write mode's sampled passages as Label Studio tasks "
@@ -48,7 +59,36 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     io.add_argument("--import-labelstudio", type=Path, metavar="FILE",
                     help="instead of serving: save the annotated tasks of a Label Studio JSON export as questions, "
                          "each validated as on the page")
+    io.add_argument("--compare", action="store_true",
+                    help="instead of serving: print hand-written against model-drafted questions (share answerable, "
+                         "content-word overlap, each config's recall@5 on both sets from --scores, and whether the "
+                         "BM25-vs-dense ordering flips)")
     return ap
+
+
+def compare(bench: Workbench, args: argparse.Namespace) -> None:
+    """``--compare`` (``rag_ablation.authoring.workbench.compare``)."""
+    from rag_ablation.authoring.workbench.compare import compare_sets, default_pair
+    from rag_ablation.authoring.workbench.drafts import DraftMode
+    from rag_ablation.evaluation.scoring.scores import read_scores
+
+    if not args.scores.is_file():
+        raise UserError(f"no scores file {args.scores}: run `dvc repro` on a question file holding both sets "
+                        f"(docs/workbench.md), or pass --scores")
+    params = bench.params
+    pair = tuple(args.pair) if args.pair else default_pair(params)
+    unknown = [c for c in pair if c not in params.retrieval]
+    if unknown:
+        raise UserError(f"--pair: {', '.join(map(repr, unknown))} not a retrieval config; expected some of: "
+                        f"{', '.join(params.retrieval)}")
+    drafts = DraftMode(bench)
+    result = compare_sets(hand=bench.questions(), generated=drafts.drafted(), documents=bench.view.documents,
+                          events=drafts.log.events(), rows=read_scores(args.scores), settings=params.stats,
+                          pair=(pair[0], pair[1]))
+    print(f"drafts: {bench.project.drafts} (verdicts: {drafts.log.path}); hand-written: {bench.project.questions}; "
+          f"scores: {args.scores}")
+    for line in result.lines():
+        print(line)
 
 
 def labelstudio(bench: Workbench, args: argparse.Namespace) -> None:
@@ -120,7 +160,7 @@ def run(args: argparse.Namespace) -> None:
         raise UserError("rag-ablation label needs starlette and uvicorn: install the dev extra "
                         "(pip install -e '.[dev]')") from None
     from rag_ablation.authoring.workbench.app import create_app, own_hosts
-    from rag_ablation.authoring.workbench.session import Project, Workbench
+    from rag_ablation.authoring.workbench.session import DRAFT_PROMPTS, Project, Workbench
     from rag_ablation.core.config import load_config
 
     params = load_config(args.params)
@@ -128,10 +168,18 @@ def run(args: argparse.Namespace) -> None:
     project = Project(corpus=args.corpus or files["corpus"],
                       questions=inside_data(args.questions or files["questions"], "--questions"),
                       audit=inside_data(args.audit or files["audit"], "--audit"),
-                      runs=args.runs, scores=args.scores, build=args.build)
+                      runs=args.runs, scores=args.scores, build=args.build,
+                      generated=inside_data(args.generated, "--generated") if args.generated else None,
+                      prompts=args.prompts or DRAFT_PROMPTS)
+    if project.drafts.resolve() == project.questions.resolve():
+        raise UserError(f"--generated {project.drafts} is the hand-written question file: model-drafted questions "
+                        f"go to a file of their own")
     bench = Workbench(project, params)
     if args.export_labelstudio or args.import_labelstudio:
         labelstudio(bench, args)
+        return
+    if args.compare:
+        compare(bench, args)
         return
     sock = bind(args.port)
     port = sock.getsockname()[1]

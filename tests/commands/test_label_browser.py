@@ -1,10 +1,11 @@
 """`rag-ablation label` in headless Chromium, used as a person would: select spans with the mouse,
-save, read the refusals on the page, label a pooled query, audit a miss. Screenshots of every
-mode go to ``tmp_path``.
+save, read the refusals on the page, label a pooled query, audit a miss, judge and fix a
+model-drafted question. Screenshots of every mode go to ``tmp_path``.
 
 The app runs in a thread under uvicorn on the tiny project of ``tests/authoring/workbench``
 (``tiny_project.py``), with fixed searches for the label-queries mode (two configs, named
-``dense`` and ``bm25``, whose names must never reach the page). Debian's chromium
+``dense`` and ``bm25``, whose names must never reach the page) and, for the drafts mode, the
+stand-in model ``FixedDrafts`` (it only fixes the drafts' text). Debian's chromium
 (``/usr/bin/chromium``) is driven by Playwright's Python package; no browser is downloaded.
 """
 from __future__ import annotations
@@ -51,11 +52,24 @@ def _tiny():
     return module
 
 
+DRAFT_QUESTION = "How often can a rider catch a boat from the northern dock?"
+DRAFT_SPAN = "leaves every forty minutes from the north pier"
+"""The fixed draft of the first sampled passage: its span is not in the passage (not copied exactly)."""
+
+
+def draft_replies(passages):
+    """The replies of the drafts mode's stand-in model (``FixedDrafts``): a draft for the first
+    passage, and for the second one (which the user judges not answered)."""
+    tiny = _tiny()
+    return {passages[0].text: tiny.reply(DRAFT_QUESTION, DRAFT_SPAN),
+            passages[1].text: tiny.reply("Which tram line serves the kiosk?", "the coastal bus")}
+
+
 @pytest.fixture
 def served(tmp_path, monkeypatch):
     """(base URL, Workbench) of the app serving the tiny project in a thread."""
     from rag_ablation.authoring.workbench.app import create_app, own_hosts
-    from rag_ablation.authoring.workbench.session import Workbench
+    from rag_ablation.authoring.workbench.session import Workbench, WriteMode
     from rag_ablation.commands.label import bind
 
     monkeypatch.chdir(tmp_path)
@@ -70,8 +84,10 @@ def served(tmp_path, monkeypatch):
                  "bm25": lambda q: [("ferries/operations.md", ferries[480:940])]}
     sock = bind(0)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(bench, hosts=own_hosts(port), searchers=searchers),
-                                           log_level="warning", lifespan="off"))
+    app = create_app(bench, hosts=own_hosts(port), searchers=searchers,
+                     llm=tiny.FixedDrafts(draft_replies(WriteMode(bench).passages)),
+                     llm_cache=tmp_path / "cache/prompts.sqlite")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     for _ in range(200):
@@ -252,6 +268,45 @@ def test_audit_mode_accepts_a_mouse_selected_span(served, page, tmp_path):
     page.wait_for_function("() => document.querySelector('#a-passages > li:nth-child(1) .decision') !== null")
     page.click("#a-passages > li:nth-child(2) button:has-text('Reject')")
     page.wait_for_function("() => document.querySelector('#a-question').textContent.includes('Nothing left')")
+
+
+def test_drafts_mode_shows_the_draft_takes_a_verdict_and_a_mouse_fixed_span(served, page, tmp_path):
+    base, bench = served
+    page.goto(base + "/")
+    page.click("nav .tab[data-view=drafts]")
+    page.wait_for_function("() => document.querySelector('#d-passage').textContent.length > 100")
+    assert page.text_content("#d-draft-question") == DRAFT_QUESTION
+    assert page.text_content("#d-draft-span") == DRAFT_SPAN
+    assert shows(page, "#d-draft-problems", "the model's span is not in the passage")
+    assert shows(page, "#d-progress", "0 of 4 drafts judged")
+    assert page.input_value("#d-question") == DRAFT_QUESTION and page.input_value("#d-id") == "generated-ferries-01"
+    fix = "leaves the north pier every forty minutes"
+    mouse_select(page, "#d-passage", fix)
+    assert page.input_value("#d-span") == fix, "the selection replaces the model's span, copied exactly"
+    page.click("input[name=d-verdict][value=answerable]")
+    page.fill("#d-answer", "Every forty minutes.")
+    assert shows(page, "#d-checks", "chunk(s)")
+    page.screenshot(path=str(tmp_path / "drafts-mode.png"), full_page=True)
+    page.click("#d-save")
+    assert shows(page, "#d-messages", "saved generated-ferries-01 (answerable)")
+    line = json.loads(bench.project.drafts.read_text(encoding="utf-8").splitlines()[-1])
+    assert line == {"id": "generated-ferries-01", "question": DRAFT_QUESTION, "doc": "ferries/operations.md",
+                    "span": fix, "answer": "Every forty minutes.", "slice": "generated", "track": "ferries"}
+    assert not bench.project.questions.exists(), "drafts never go to the hand-written file"
+
+    assert shows(page, "#d-draft-question", "Which tram line serves the kiosk?")
+    page.click("#d-save")
+    assert shows(page, "#d-messages", "pick a verdict first")
+    page.click("input[name=d-verdict][value=not_answered]")
+    page.click("#d-save")
+    assert shows(page, "#d-messages", "verdict saved: not answered by its passage; no question written")
+    assert shows(page, "#d-progress", "2 of 4 drafts judged: 1 answerable, 0 partly, 1 not answered")
+    page.screenshot(path=str(tmp_path / "drafts-judged.png"), full_page=True)
+    assert len(bench.project.drafts.read_text(encoding="utf-8").splitlines()) == 1
+    log = [json.loads(x) for x in bench.project.drafts.with_suffix(".workbench-log").read_text().splitlines()]
+    assert [(e["verdict"], e["id"], e["fixed"]) for e in log] == [
+        ("answerable", "generated-ferries-01", {"question": False, "span": True}), ("not_answered", None, None)]
+    assert page.dialogs == []  # type: ignore[attr-defined]
 
 
 def start_command(cwd: Path) -> tuple[subprocess.Popen, str]:

@@ -16,11 +16,13 @@ API (JSON in, JSON out; a refusal is 422 with ``problems``, a list of messages):
     GET  /api/write/next            POST /api/write/check|save|skip
     GET  /api/audit/configs         GET  /api/audit/next?config=NAME   POST /api/audit/accept|reject
     POST /api/queries/load          GET  /api/queries/next             POST /api/queries/check|save|skip
+    GET  /api/drafts/next           POST /api/drafts/check|save
 """
 from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -32,9 +34,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from rag_ablation.core.errors import UserError
+from rag_ablation.llm.base import Backend
 
 from rag_ablation.authoring.workbench import page
 from rag_ablation.authoring.workbench.checks import Verdict
+from rag_ablation.authoring.workbench.drafts import DraftMode
 from rag_ablation.authoring.workbench.pool import QueryMode, Search
 from rag_ablation.authoring.workbench.session import AuditMode, Refused, Workbench, WriteMode
 
@@ -92,10 +96,13 @@ def _result(value: Any) -> Any:
     return {"ok": True} if value is None else value
 
 
-def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str, Search] | None = None) -> Starlette:
+def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str, Search] | None = None,
+               llm: Backend | None = None, llm_cache: Path | None = None) -> Starlette:
     """The app over ``bench``, answering only to ``hosts`` (``own_hosts``). ``searchers`` (tests)
-    replaces the live searches of the label-queries mode."""
+    replaces the live searches of the label-queries mode; ``llm`` and ``llm_cache`` (tests) the
+    drafts mode's model and prompt cache."""
     write, audit, queries = WriteMode(bench), AuditMode(bench), QueryMode(bench, searchers)
+    drafts = DraftMode(bench, llm, cache=llm_cache)
     lock = threading.Lock()  # one change at a time: validation and append stay together
 
     def call(fn: Handler, payload: dict[str, Any]) -> Response:
@@ -147,6 +154,9 @@ def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str
         Route("/api/queries/check", post(queries.check), methods=["POST"]),
         Route("/api/queries/save", post(queries.save), methods=["POST"]),
         Route("/api/queries/skip", post(queries.skip), methods=["POST"]),
+        Route("/api/drafts/next", get(lambda p: drafts.next())),
+        Route("/api/drafts/check", post(drafts.check), methods=["POST"]),
+        Route("/api/drafts/save", post(drafts.save), methods=["POST"]),
     ]
     app = Starlette(routes=routes)
     app.add_middleware(OwnOriginOnly, hosts=hosts)

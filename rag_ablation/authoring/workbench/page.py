@@ -2,6 +2,7 @@
 fetched from elsewhere). The script inserts every text from the corpus, the questions and the
 server with ``textContent`` (never ``innerHTML``), so a passage holding ``<script>`` is shown
 as text. The label-queries view names no retrieval config anywhere (its pool is config-blind).
+The drafts view shows the model's draft beside its passage and saves a verdict per draft.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ HTML = """<!doctype html>
     <button type="button" class="tab" data-view="write">Write from passages</button>
     <button type="button" class="tab" data-view="queries">Label real queries</button>
     <button type="button" class="tab" data-view="audit">Audit misses</button>
+    <button type="button" class="tab" data-view="drafts">Model drafts</button>
   </nav>
 </header>
 
@@ -76,6 +78,36 @@ HTML = """<!doctype html>
   <div id="a-question"></div>
   <ol id="a-passages" class="candidates"></ol>
 </section>
+<section id="drafts" class="view" hidden>
+  <p class="hint">The configured LLM drafts a question for each sampled passage. Judge whether the passage answers
+    it, fix the question or the span if you like, and save the verdict. Saved drafts go to their own file, slice
+    generated; a draft the passage does not answer is only counted.</p>
+  <p id="d-progress" class="progress"></p>
+  <p class="meta">Document: <span id="d-doc"></span>; drafted by <span id="d-model"></span></p>
+  <div id="d-passage" class="passage"></div>
+  <h2>The model's draft</h2>
+  <p class="meta">Question: <strong id="d-draft-question"></strong></p>
+  <p class="meta">Span: <span id="d-draft-span"></span></p>
+  <ul id="d-draft-problems" class="messages"></ul>
+  <fieldset id="d-verdicts">
+    <legend>Does its passage answer the drafted question?</legend>
+    <label><input type="radio" name="d-verdict" value="answerable"> Answerable</label>
+    <label><input type="radio" name="d-verdict" value="partly"> Partly</label>
+    <label><input type="radio" name="d-verdict" value="not_answered"> Not answered</label>
+  </fieldset>
+  <div class="form">
+    <label>Question (fix it if needed) <textarea id="d-question" rows="2"></textarea></label>
+    <label>Answering span: select it with the mouse in the passage to fix it <textarea id="d-span" rows="2"></textarea></label>
+    <label>Reference answer (one line) <input id="d-answer" type="text"></label>
+    <label>Id <input id="d-id" type="text"></label>
+    <div class="buttons">
+      <button type="button" id="d-save">Save verdict</button>
+    </div>
+    <ul id="d-messages" class="messages"></ul>
+  </div>
+  <h2>Live checks</h2>
+  <ul id="d-checks" class="messages"></ul>
+</section>
 <script src="/app.js"></script>
 </body>
 </html>
@@ -97,6 +129,7 @@ nav button.active { font-weight: bold; }
 .decision { font-weight: bold; }
 input.note { width: 40%; }
 .picked { color: #036; font-size: 0.9rem; margin: 0.2rem 0; }
+fieldset { border: 1px solid #999; margin: 0.6rem 0; } fieldset label { margin-right: 1rem; }
 """
 
 JS = r"""
@@ -408,6 +441,77 @@ async function auditNext() {
 }
 $("a-load").addEventListener("click", auditNext);
 loaders.audit = auditConfigs;
+
+// --- model drafts -------------------------------------------------------------------------
+const D = {p: null, spanStart: null, timer: null, verdicts: {}};
+
+function clearDraft() {
+  ["d-doc", "d-model", "d-draft-question", "d-draft-span"].forEach((id) => { $(id).textContent = ""; });
+  ["d-question", "d-span", "d-answer", "d-id"].forEach((id) => { $(id).value = ""; });
+  ["d-draft-problems", "d-checks"].forEach((id) => $(id).replaceChildren());
+  document.querySelectorAll("input[name=d-verdict]").forEach((r) => { r.checked = false; });
+}
+
+async function draftsNext() {
+  D.p = null;
+  clearDraft();
+  $("d-passage").textContent = "";
+  $("d-progress").textContent = "asking the model for a draft (seconds with the offline model)...";
+  const {ok, data} = await api("/api/drafts/next");
+  if (!ok) { $("d-progress").textContent = ""; show($("d-messages"), data.problems, "problem"); return; }
+  const c = data.counts;
+  D.verdicts = data.verdicts;
+  $("d-progress").textContent = data.done + " of " + data.total + " drafts judged: " + c.answerable + " answerable, " +
+    c.partly + " partly, " + c.not_answered + " not answered by their passage";
+  D.p = data.passage;
+  if (!D.p) { $("d-passage").textContent = "Every sampled passage's draft has a verdict."; return; }
+  const d = data.draft;
+  $("d-doc").textContent = D.p.doc;
+  $("d-model").textContent = data.model.backend + " " + data.model.model;
+  $("d-passage").textContent = D.p.text;
+  $("d-draft-question").textContent = d.question || "(none)";
+  $("d-draft-span").textContent = d.span || "(none)";
+  show($("d-draft-problems"), d.problems, "problem");
+  $("d-question").value = d.question;
+  $("d-span").value = d.span;
+  $("d-answer").value = d.span;
+  $("d-id").value = D.p.suggested_id;
+  D.spanStart = d.span_start;
+  scheduleDraftCheck();
+}
+
+function draftPayload(verdict) {
+  return {passage: D.p.index, verdict: verdict, question: $("d-question").value, span: $("d-span").value,
+          span_start: D.spanStart, answer: $("d-answer").value, id: $("d-id").value};
+}
+
+async function draftCheck() {
+  if (!D.p || !$("d-span").value.trim()) { $("d-checks").replaceChildren(); return; }
+  const {data} = await api("/api/drafts/check", draftPayload(""));
+  showVerdict($("d-checks"), data);
+}
+function scheduleDraftCheck() { clearTimeout(D.timer); D.timer = setTimeout(draftCheck, 300); }
+
+$("d-passage").addEventListener("mouseup", () => {
+  const s = selectionIn($("d-passage"));
+  if (s && D.p) { $("d-span").value = s.text; D.spanStart = s.start; scheduleDraftCheck(); }
+});
+["d-question", "d-span", "d-answer", "d-id"].forEach((id) => $(id).addEventListener("input", () => {
+  if (id === "d-span") D.spanStart = null;
+  scheduleDraftCheck();
+}));
+
+$("d-save").addEventListener("click", async () => {
+  if (!D.p) return;
+  const picked = document.querySelector("input[name=d-verdict]:checked");
+  if (!picked) { show($("d-messages"), ["pick a verdict first: answerable, partly or not answered"], "problem"); return; }
+  const {ok, data} = await api("/api/drafts/save", draftPayload(picked.value));
+  if (!ok) { show($("d-messages"), data.problems, "problem"); return; }
+  show($("d-messages"), [data.id ? "saved " + data.id + " (" + D.verdicts[data.verdict] + ")" :
+    "verdict saved: " + D.verdicts[data.verdict] + "; no question written"], "saved");
+  await draftsNext();
+});
+loaders.drafts = draftsNext;
 
 openView("write");
 """

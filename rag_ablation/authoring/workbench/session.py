@@ -17,6 +17,11 @@ is missing or above ``workbench.audit_k``, in question-file order, with its top 
 passages from the run file. Accepting a passage appends ``{id, doc, span, note}`` to the audit
 file (the span selected in the passage); rejecting it is logged. A passage is decided once
 accepted (an audit line of the question whose span lies in it) or logged.
+
+Model-drafted questions (drafts mode, ``rag_ablation.authoring.workbench.drafts``) have slice
+``GENERATED`` and a file of their own (``Project.drafts``) with its own session log; a
+hand-written question never has that slice, and a drafted one never an id of the hand-written
+file (``Workbench.problems``), so the two sets never mix.
 """
 from __future__ import annotations
 
@@ -42,8 +47,16 @@ from rag_ablation.authoring.workbench.checks import (CorpusView, Verdict, audit_
                                                      span_facts)
 from rag_ablation.authoring.workbench.store import SessionLog, append_record, log_path
 
+DRAFT_PROMPTS = Path(__file__).resolve().parent / "prompts"
+"""Where drafts mode's template lives: beside this package, not in the pipeline's ``prompts/``,
+whose every file the LLM stages depend on (a workbench prompt edit must rerun no stage)."""
+
 SLICES = ("main", "identifier", "paraphrase")
 """The slices offered for a question with a span (the handbook's; the file's own are added)."""
+GENERATED = "generated"
+"""The slice of model-drafted questions (drafts mode), never offered for a hand-written one."""
+GENERATED_FILE = "generated.jsonl"
+"""The drafts' own question file, beside the hand-written one unless ``--generated`` names another."""
 SKIP_REASONS = {"skip": "skipped", "code_table": "mostly code or table"}
 """Why a passage was passed over (the chapter's two buttons): reason -> what the page says."""
 
@@ -70,10 +83,18 @@ class Project:
     runs: Path
     scores: Path
     build: Path
+    generated: Path | None = None
+    prompts: Path = DRAFT_PROMPTS
 
     @property
     def log(self) -> Path:
         return log_path(self.questions)
+
+    @property
+    def drafts(self) -> Path:
+        """The file of model-drafted questions (slice ``generated``): ``generated`` when given,
+        else ``generated.jsonl`` beside the hand-written question file."""
+        return self.generated if self.generated is not None else self.questions.with_name(GENERATED_FILE)
 
 
 def text_field(payload: Mapping[str, Any], key: str) -> str:
@@ -144,25 +165,42 @@ class Workbench:
         return load_questions(path, min_span=self.params.labels.min_span)
 
     def slices(self) -> list[str]:
-        """``SLICES`` and the file's own answerable slices, in that order."""
-        own = [q.slice for q in self.questions() if q.answerable]
+        """``SLICES`` and the file's own answerable slices, in that order (never ``GENERATED``)."""
+        own = [q.slice for q in self.questions() if q.answerable and q.slice != GENERATED]
         return list(dict.fromkeys([*SLICES, *own]))
 
-    def save_question(self, record: dict[str, Any], **log_fields: Any) -> dict[str, Any]:
-        """Validate ``record`` as the questions stage would (``checks.question_problems``), append
-        it to the question file, then log it with ``log_fields``; raises ``Refused``."""
-        problems = question_problems(self.project.questions, record, min_span=self.params.labels.min_span,
+    def problems(self, record: Mapping[str, Any], *, drafted: bool = False) -> list[str]:
+        """Why ``record`` may not be saved: ``checks.question_problems`` against its file (the
+        question file, or the drafts' file when ``drafted``), and the slice rule: a drafted
+        question has slice ``generated`` and an id the hand-written file does not use; a
+        hand-written one never has slice ``generated``."""
+        target = self.project.drafts if drafted else self.project.questions
+        problems = question_problems(target, record, min_span=self.params.labels.min_span,
                                      documents=self.view.documents)
+        if not drafted and record.get("slice") == GENERATED:
+            problems.append(f"slice {GENERATED} is for model-drafted questions (the Drafts tab), kept in their own "
+                            f"file: pick another slice")
+        if drafted and record.get("id") in {q.id for q in self.questions()}:
+            problems.append(f"id {record['id']!r} is already used in {self.project.questions}: the comparison run "
+                            f"reads both files, pick another id")
+        return problems
+
+    def save_question(self, record: dict[str, Any], *, drafted: bool = False, kind: str = "question",
+                      **log_fields: Any) -> dict[str, Any]:
+        """Validate ``record`` (``problems``), append it to the question file (the drafts' file
+        when ``drafted``), then log it as an event of ``kind`` with ``log_fields`` in that file's
+        session log; raises ``Refused``."""
+        problems = self.problems(record, drafted=drafted)
         if problems:
             raise Refused(problems)
-        append_record(self.project.questions, record)
-        self.log.add("question", id=record["id"], **log_fields, corpus=self.corpus_digest)
+        append_record(self.project.drafts if drafted else self.project.questions, record)
+        log = SessionLog(log_path(self.project.drafts)) if drafted else self.log
+        log.add(kind, id=record["id"], **log_fields, corpus=self.corpus_digest)
         return record
 
-    def check_question(self, record: dict[str, Any]) -> Verdict:
+    def check_question(self, record: dict[str, Any], *, drafted: bool = False) -> Verdict:
         """The refusals of ``save_question`` and, for a question with spans, ``span_facts``."""
-        problems = question_problems(self.project.questions, record, min_span=self.params.labels.min_span,
-                                     documents=self.view.documents)
+        problems = self.problems(record, drafted=drafted)
         spans = record.get("spans") or ([record["span"]] if record.get("span") else [])
         if not spans or not isinstance(record.get("doc"), str):
             return Verdict(problems=problems)

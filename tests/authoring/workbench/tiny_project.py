@@ -3,17 +3,20 @@ params.yaml with a small ``workbench`` block, and nothing built. ``make_project(
 and returns the ``Project`` (paths relative to ``root``, which the tests make the current folder)."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import json
 
 import yaml
 
-from rag_ablation.authoring.workbench.session import Project
+from rag_ablation.authoring.workbench.session import DRAFT_PROMPTS, Project
 from rag_ablation.core.config import Params
 from rag_ablation.core.io import write_json
 from rag_ablation.data.corpus import load_corpus
 from rag_ablation.evaluation.scoring.scores import RETRIEVAL_FIELDS, write_scores
+from rag_ablation.llm.base import Backend, Generation
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -76,7 +79,8 @@ def make_project(root: Path, **workbench: object) -> tuple[Project, Params]:
     (root / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     project = Project(corpus=root / "data/corpus", questions=root / "data/questions/tiny.jsonl",
                       audit=root / "data/labels/audit.jsonl", runs=root / "data/build/runs",
-                      scores=root / "metrics/scores/retrieval.csv", build=root / "data/build")
+                      scores=root / "metrics/scores/retrieval.csv", build=root / "data/build",
+                      prompts=DRAFT_PROMPTS)
     return project, Params.from_params(raw)
 
 
@@ -107,3 +111,36 @@ def audit_project(proj, params, config="dense"):
                                {**score, "id": "main-ferries-01", "doc": "ferries/operations.md", "first_relevant_rank": 1,
                                 "hit_at_1": 1, "hit_at_5": 1, "rr_at_10": 1.0}], RETRIEVAL_FIELDS)
     return passages
+
+
+class FixedDrafts(Backend):
+    """A test double of an LLM backend: it stands in for the real model only to fix the drafts'
+    text, so that tests know what the model "wrote". ``replies`` maps a passage's text to the reply
+    given to a prompt holding it ("Question: ...\nSpan: ..."); a prompt holding none gets
+    ``DEFAULT_REPLY``. ``prompts`` keeps every prompt it was asked, to count the calls that reached
+    the model (the prompt cache answers the rest)."""
+
+    name = "fixed"
+    DEFAULT_REPLY = "I cannot think of a question."
+
+    def __init__(self, replies: Mapping[str, str]) -> None:
+        self.replies = dict(replies)
+        self.prompts: list[str] = []
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": self.name, "model": "fixed-drafts", "digest": "0" * 16}
+
+    def settings(self) -> dict[str, Any]:
+        return {"temperature": 0.0, "seed": 0}
+
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
+        prompt = messages[-1]["content"]
+        self.prompts.append(prompt)
+        reply = next((r for text, r in self.replies.items() if text in prompt), self.DEFAULT_REPLY)
+        return Generation(text=reply, prompt_tokens=len(prompt.split()), completion_tokens=len(reply.split()),
+                          seconds=0.01)
+
+
+def reply(question: str, span: str) -> str:
+    """A reply in the form the drafting prompt asks for."""
+    return f"Question: {question}\nSpan: {span}\n"
