@@ -6,10 +6,12 @@ torch embedding, each on 2 threads, quiet and beside a CPU hog that holds one co
 Each measurement is its own Python process, so the policy is in the environment before the
 libraries load (OpenMP reads it once, at start-up); the hog is ``python -c 'while True: pass'``,
 started before the measurement and killed after it. Reported: tokens/s of SmolLM2-135M decoding
-(the shipped GGUF, greedy, a fixed prompt, ``--tokens`` new tokens) and passages/s of
-all-MiniLM-L6-v2 encoding ``--passages`` handbook chunks, best of ``--rounds``; then the ratio
-busy / quiet per setting. The stages do not set either variable yet: this script measures the
-trade-off a default would make (benchmarks/RESULTS.md, "OpenMP wait policy").
+(the shipped GGUF, greedy, a fixed prompt, ``--tokens`` new tokens), whole answers per second
+(``--answers`` prompts of five handbook passages each, 48 new tokens, as ``generate`` asks) and
+passages/s of all-MiniLM-L6-v2 encoding ``--passages`` handbook chunks, best of ``--rounds``;
+then the ratio busy / quiet per setting. Every measured process starts with both variables
+removed and then the setting's own, so the stages' default (``GOMP_SPINCOUNT=10000``, set by
+``stages/_env.py``) does not leak in (benchmarks/RESULTS.md, "OpenMP wait policy").
 
 Usage:  .venv/bin/python benchmarks/thread_policy.py [--tokens 96] [--passages 256] [--rounds 2]
 """
@@ -45,6 +47,24 @@ g = llm.chat(msgs, num_predict=int(sys.argv[1]))
 print(json.dumps(g.completion_tokens / g.seconds))
 """
 
+ANSWER = """
+import json, sys, time
+from rag_ablation.data.chunks import load_chunks
+from rag_ablation.llm.llama_cpp import LlamaCppBackend
+chunks = [c.text for c in load_chunks(sys.argv[2])]
+n = int(sys.argv[1])
+llm = LlamaCppBackend(n_threads=2, n_threads_batch=2, n_ctx=2048)
+def prompt(i):
+    passages = "\\n\\n".join(chunks[(5 * i + j) % len(chunks)][:900] for j in range(5))
+    return [{"role": "user", "content": f"Answer from the passages only.\\n\\n{passages}\\n\\nQuestion {i}: what do "
+                                        f"these passages say about the procedure?"}]
+llm.chat(prompt(n), num_predict=4)
+start = time.perf_counter()
+for i in range(n):
+    llm.chat(prompt(i), num_predict=48)
+print(json.dumps(n / (time.perf_counter() - start)))
+"""
+
 TORCH = """
 import json, sys, time
 from rag_ablation.data.chunks import load_chunks
@@ -78,13 +98,20 @@ def main() -> None:
     ap.add_argument("--passages", type=int, default=256)
     ap.add_argument("--chunks", type=Path, default=REPO / "data/build/chunks/base.jsonl",
                     help="chunks to embed (`dvc repro chunk@base` writes the default)")
+    ap.add_argument("--answers", type=int, default=6,
+                    help="answers per measurement of the whole-answer step: five ~900-character passages and a "
+                         "question each (about 1,000 prompt tokens), 48 new tokens, as `generate` does")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--steps", default=None, help="comma-separated step names to run (default: all)")
     ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated labels of POLICIES to run")
     args = ap.parse_args()
     if not args.chunks.is_file():
         raise SystemExit(f"{args.chunks} does not exist: run `dvc repro chunk@base` first, or pass --chunks")
     steps = {"llama.cpp decode (tokens/s)": (LLAMA, [str(args.tokens)]),
+             "llama.cpp whole answers (answers/s)": (ANSWER, [str(args.answers), str(args.chunks)]),
              "torch embedding (passages/s)": (TORCH, [str(args.passages), str(args.chunks)])}
+    if args.steps:
+        steps = {k: v for k, v in steps.items() if any(k.startswith(x) for x in args.steps.split(","))}
     results: dict[str, dict[str, dict[str, float]]] = {}
     for step, (code, extra) in steps.items():
         for label in args.policies.split(","):

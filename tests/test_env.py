@@ -3,6 +3,7 @@ repository's `.venv`: the venv's `python` is often a symlink to that very interp
 switch must compare environments (sys.prefix), not binaries."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -63,3 +64,23 @@ def test_a_queued_experiments_copy_finds_the_venv_of_its_repository(tmp_path, mo
     (tmp_path / ".venv" / "bin" / "python").write_text("")
     monkeypatch.chdir(other)
     assert env._venv_python() is None  # a plain repository stops at its own root
+
+
+@pytest.mark.parametrize("given, expected", [
+    ({}, {"GOMP_SPINCOUNT": "10000", "OMP_WAIT_POLICY": None}),
+    ({"OMP_WAIT_POLICY": "PASSIVE"}, {"GOMP_SPINCOUNT": None, "OMP_WAIT_POLICY": "PASSIVE"}),
+    ({"GOMP_SPINCOUNT": "300000"}, {"GOMP_SPINCOUNT": "300000", "OMP_WAIT_POLICY": None}),
+])
+def test_a_stage_sets_the_openmp_spin_count_unless_the_user_chose_a_setting(tmp_path, given, expected):
+    """Before any library loads, every stage shortens OpenMP's busy-wait (GOMP_SPINCOUNT=10000);
+    a setting of the user's own, either variable, is left exactly as given."""
+    (tmp_path / "stages").mkdir()
+    (tmp_path / "stages" / "_env.py").write_text((ROOT / "stages" / "_env.py").read_text())
+    (tmp_path / "stages" / "probe.py").write_text(
+        "import _env  # noqa: F401\nimport json, os\n"
+        "print(json.dumps({k: os.environ.get(k) for k in ('GOMP_SPINCOUNT', 'OMP_WAIT_POLICY')}))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    res = subprocess.run([sys.executable, "stages/probe.py"], cwd=tmp_path, capture_output=True, text=True,
+                         env={**env, **given})
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == expected
