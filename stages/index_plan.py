@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
-from rag_ablation.retrieval.plan import index_needs, write_plan
+from rag_ablation.retrieval.plan import index_needs, unbuilt_lines, write_plan
 
 
 def main() -> None:
@@ -25,11 +25,8 @@ def main() -> None:
     params = load_config()
     needs = index_needs(params.retrieval, chunkings=params.chunkings)
     write_plan(args.out, needs)
-    for kind in ("dense", "bm25"):
-        unused = [c for c, n in needs.items() if not n[kind]]
-        if unused:
-            print(f"index_plan: no {kind} index for {', '.join(unused)} (no config searches them with {kind})",
-                  file=sys.stderr)
+    for line in unbuilt_lines(needs):
+        print(line, file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import yaml
 from rag_ablation.core.config import PAIRED_MEASURES, Params, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
+from rag_ablation.evaluation.report.html_data import latency_in
 from rag_ablation.evaluation.report.sweep import cost_rows, format_markdown, summary_json
 from rag_ablation.evaluation.statistics.comparison import rows_by_config
 from rag_ablation.evaluation.statistics.revision_diff import config_order, scores_of
@@ -93,13 +94,7 @@ def latency_ms(side: Side, name: str, step: str, percentile: str) -> float | Non
     the side has no such file or value (an unreadable file counts as none: latencies are leaf
     records, never inputs)."""
     text = read_side_file(side, LATENCY / f"{name}.json")
-    if text is None:
-        return None
-    try:
-        value = json.loads(text).get(step, {}).get(percentile)
-    except (json.JSONDecodeError, AttributeError):
-        return None
-    return float(value) if isinstance(value, (int, float)) else None
+    return None if text is None else latency_in(text, step, percentile)
 
 
 def p95_of(side: Side, config: str) -> float | None:

@@ -45,6 +45,16 @@ def index_needs(retrieval: Mapping[str, RetrievalConfig], chunkings: Iterable[st
     return needs
 
 
+def unbuilt_lines(needs: Mapping[str, Mapping[str, bool]]) -> list[str]:
+    """One line per index kind some chunking does not need, naming those chunkings."""
+    out = []
+    for kind in ("dense", "bm25"):
+        unused = [c for c, n in needs.items() if not n[kind]]
+        if unused:
+            out.append(f"index_plan: no {kind} index for {', '.join(unused)} (no config searches them with {kind})")
+    return out
+
+
 def write_plan(folder: Path, needs: Mapping[str, Mapping[str, bool]]) -> None:
     """One ``<chunking>.json`` per entry of ``needs`` in ``folder``, replaced whole."""
     with replaced_folder(Path(folder)) as tmp:

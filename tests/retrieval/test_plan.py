@@ -8,7 +8,7 @@ import pytest
 
 from rag_ablation.core.config import RetrievalConfig
 from rag_ablation.core.errors import MissingInput, UserError
-from rag_ablation.retrieval.plan import UNUSED_FILE, check_built, index_needs, needed, write_plan, write_unused
+from rag_ablation.retrieval.plan import UNUSED_FILE, check_built, index_needs, needed, unbuilt_lines, write_plan, write_unused
 
 
 def cfg(name: str, chunking: str, method: str) -> RetrievalConfig:
@@ -24,6 +24,10 @@ def test_each_chunking_needs_the_indexes_its_configs_search():
         "c": {"bm25": True, "dense": True},
         "unused": {"bm25": False, "dense": False},
     }
+    assert unbuilt_lines(index_needs(retrieval, ["a", "b", "c", "unused"])) == [
+        "index_plan: no dense index for b, unused (no config searches them with dense)",
+        "index_plan: no bm25 index for unused (no config searches them with bm25)",
+    ]
 
 
 def test_plan_files_are_one_per_chunking_and_deterministic(tmp_path):

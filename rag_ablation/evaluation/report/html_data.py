@@ -46,6 +46,7 @@ from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS
 from rag_ablation.evaluation.report.markdown import verdict
 from rag_ablation.evaluation.report.plot_data import LABELS
+from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
 from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF
 from rag_ablation.evaluation.statistics.sweep import (beats, candidate_matrix, letters, pairwise_wins, pareto_front,
@@ -54,7 +55,6 @@ from rag_ablation.evaluation.statistics.sweep import (beats, candidate_matrix, l
 Json = dict[str, Any]
 Row = Mapping[str, Any]
 
-AUDIT_FIELDS = ("id", "doc", "span", "note")
 VERDICT_VALUES = {"1": True, "0": False, "": None}
 """A cell of ``metrics/scores/verdicts.csv``: 1 correct, 0 incorrect, empty unknown or invalid."""
 
@@ -113,17 +113,24 @@ def read_verdicts(path: Path) -> list[Json]:
     return rows
 
 
-def latency_value(folder: Path, name: str, step: str, percentile: str) -> float | None:
-    """``STEP.PERCENTILE`` of ``folder/NAME.json`` (milliseconds); None when the file or the value
-    is missing or unreadable (latency files are leaf records of timing, as in sweep-report)."""
-    path = folder / f"{name}.json"
-    if not path.is_file():
-        return None
+def latency_in(text: str, step: str, percentile: str) -> float | None:
+    """``STEP.PERCENTILE`` (milliseconds) of a latency file's text; None when the value is missing
+    or the text unreadable: latency files are leaf records of timing, never inputs (also
+    ``rag-ablation sweep-report``'s reader, on any side's copy of the file)."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8")).get(step, {}).get(percentile)
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+        value = json.loads(text).get(step, {}).get(percentile)
+    except (json.JSONDecodeError, AttributeError):
         return None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def latency_value(folder: Path, name: str, step: str, percentile: str) -> float | None:
+    """``latency_in`` of ``folder/NAME.json``; None when the file is missing or not UTF-8."""
+    path = folder / f"{name}.json"
+    try:
+        return latency_in(path.read_text(encoding="utf-8"), step, percentile) if path.is_file() else None
+    except UnicodeDecodeError:
+        return None
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,15 @@ from typing import Any
 import numpy as np
 
 from rag_ablation.evaluation.scoring.answer_measures import answer_measures
-from rag_ablation.evaluation.scoring.graded import GRADED_COLUMNS
+from rag_ablation.evaluation.scoring.graded import graded_columns
 from rag_ablation.evaluation.scoring.measures import summarize
 
 
 def _summary(scored: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """``summarize`` of the first-relevant ranks, then the mean of each graded column every row holds."""
     out = summarize([r["first_relevant_rank"] for r in scored])
-    for column in GRADED_COLUMNS:
-        if scored and all(r.get(column) is not None for r in scored):
-            out[column] = float(np.mean([r[column] for r in scored]))
+    for column in graded_columns(scored):
+        out[column] = float(np.mean([r[column] for r in scored]))
     return out
 
 

@@ -43,6 +43,14 @@ GRADED_COLUMNS = (f"ndcg_at_{NDCG_K}", f"recall_at_{DEEP_RECALL_K}")
 """The per-question columns a graded data set adds to the retrieval scores."""
 
 
+def graded_columns(rows: Sequence[Mapping[str, object]]) -> list[str]:
+    """The columns of ``GRADED_COLUMNS`` that every answerable row of ``rows`` holds: none for a
+    span-labelled data set, no ``recall_at_100`` for a config keeping fewer than 100 chunks (its
+    cells are empty). The one rule for which graded measures are reported."""
+    answerable = [r for r in rows if r.get("answerable")]
+    return [c for c in GRADED_COLUMNS if answerable and all(r.get(c) is not None for r in answerable)]
+
+
 @dataclass(frozen=True)
 class Qrel:
     """One question's judged documents (path -> grade, all > 0) and the documents it must not

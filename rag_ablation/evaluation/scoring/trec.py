@@ -56,7 +56,7 @@ import numpy as np
 
 from rag_ablation.core.errors import InvalidData, lookup
 from rag_ablation.core.io import write_text
-from rag_ablation.evaluation.scoring.graded import Qrel, doc_of
+from rag_ablation.evaluation.scoring.graded import Qrel, doc_of, document_ranking
 
 ORDERS = ("stored", "score")
 F32_MAX = float(np.finfo(np.float32).max)
@@ -149,14 +149,12 @@ def document_rankings(rankings: Mapping[str, Sequence[Any]],
     question's ``exclude`` documents (``graded.document_ranking``)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for qid, ranking in rankings.items():
-        exclude = qrels[qid].exclude if qid in qrels else frozenset()
-        seen: dict[str, float] = {}
-        for item in ranking:
-            chunk, score = (item["chunk"], item["score"]) if isinstance(item, Mapping) else item
-            d = doc_of(str(chunk))
-            if d not in exclude and d not in seen:
-                seen[d] = float(score)
-        out[qid] = [{"chunk": d, "score": sc} for d, sc in seen.items()]
+        pairs = [(str(x["chunk"]), x["score"]) if isinstance(x, Mapping) else (str(x[0]), x[1]) for x in ranking]
+        first: dict[str, float] = {}
+        for chunk, score in pairs:
+            first.setdefault(doc_of(chunk), float(score))
+        docs = document_ranking([c for c, _ in pairs], qrels[qid].exclude if qid in qrels else frozenset())
+        out[qid] = [{"chunk": d, "score": first[d]} for d in docs]
     return out
 
 

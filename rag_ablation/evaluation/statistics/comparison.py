@@ -34,6 +34,7 @@ import numpy as np
 
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.core.errors import InvalidData
+from rag_ablation.evaluation.scoring.graded import graded_columns
 from rag_ablation.evaluation.statistics import inference as stats
 from rag_ablation.evaluation.statistics.inference import Interval, PairedCounts
 
@@ -54,10 +55,8 @@ def measures_of(rows: Sequence[Row]) -> dict[str, str]:
     """:data:`MEASURES`, then each of :data:`GRADED_MEASURES` whose column every answerable row
     of ``rows`` holds (none for span-labelled data; no recall@100 for a config that keeps fewer
     than 100 chunks, whose cells are empty)."""
-    answerable = [r for r in rows if r.get("answerable")]
-    graded = {m: c for m, c in GRADED_MEASURES.items()
-              if answerable and all(r.get(c) is not None for r in answerable)}
-    return {**MEASURES, **graded}
+    held = graded_columns(rows)
+    return {**MEASURES, **{m: c for m, c in GRADED_MEASURES.items() if c in held}}
 
 RR_COLUMN = "rr_at_10"
 """The continuous per-question measure compared with a sign-flip test."""
