@@ -141,7 +141,12 @@ def test_dvc_queue_runs_two_experiments_at_once_as_each_alone(tmp_path):
     for n in sizes:
         run_in(a, DVC, "exp", "run", "--queue", "-S", f"chunk_size={n}", "-n", f"c{n}", "dense@base", env=env)
     try:
-        run_in(a, DVC, "queue", "start", "-j", "2", env=env)
+        # `queue start` leaves its workers running detached with its stdout and stderr: into a file,
+        # never a pipe, or waiting for the pipe to close waits for the workers (a hang seen in CI)
+        with open(tmp_path / "queue-start.log", "w") as log:
+            started = subprocess.run([DVC, "queue", "start", "-j", "2"], cwd=a, env=env, stdout=log,
+                                     stderr=subprocess.STDOUT, timeout=120)
+        assert started.returncode == 0, (tmp_path / "queue-start.log").read_text()
         # meanwhile, the first alone (the second only has to succeed: the same code path)
         run_in(b, DVC, "exp", "run", "-S", f"chunk_size={sizes[0]}", "-n", f"c{sizes[0]}", "dense@base",
                env=env_alone)
