@@ -59,6 +59,15 @@ LLM_KEY_BACKENDS = {"host": ("ollama",), "base_urls": ("openai",), "api_key_env"
                     "retries": ("ollama", "openai")}
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+# rag_ablation.retrieval.embeddings.BACKENDS: in-process sentence-transformers, or any
+# OpenAI-compatible /v1/embeddings server (vLLM, TEI, Ollama, llama.cpp's server)
+EMBEDDING_BACKENDS = ("openai", "sentence_transformers")
+# where the texts the cache lacks are embedded: in the stage's process, or on a Ray cluster
+# (rag_ablation.retrieval.ray_embedding; the optional extra `pip install -e .[ray]`)
+EMBEDDING_ENGINES = ("local", "ray")
+# embedding keys that apply to the openai backend only
+EMBEDDING_KEY_BACKENDS = {"base_urls": ("openai",), "api_key_env": ("openai",), "concurrency": ("openai",),
+                          "timeout": ("openai",), "retries": ("openai",)}
 DEFAULT_REFUSAL_PHRASES = (
     "does not say", "doesn't say", "do not say", "don't say", "not mentioned", "no information",
     "cannot answer", "can't answer", "not provided", "i don't know",
@@ -339,16 +348,71 @@ class LabelsConfig:
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    """``embedding``: the sentence-transformers model, batch size, torch/FAISS threads."""
+    """``embedding``: the model, batch size, torch/FAISS threads, where vectors come from
+    (``backend``) and where the missing ones are computed (``engine``).
+
+    ``backend``: ``sentence_transformers`` (default: the model loaded in the stage's process;
+    ``model`` is a name of ``rag_ablation.retrieval.embeddings.MODELS``, a local folder or a
+    model in the local Hugging Face cache) or ``openai`` (any OpenAI-compatible
+    ``/v1/embeddings`` server; ``model`` is the server's model name, ``base_urls`` its API roots,
+    required, ``api_key_env`` the environment variable holding the key, ``concurrency`` requests
+    in flight, ``timeout`` seconds per request, ``retries`` extra attempts after a passing fault;
+    these five apply to openai only). ``engine``: ``local`` (default) or ``ray`` (the texts the
+    cache lacks are embedded by Ray Data on the cluster of ``ray.address``; sentence_transformers
+    only). The engine never changes a vector, so it is not a DVC param of any stage."""
 
     model: str = DEFAULT_EMBEDDING_MODEL
     batch_size: int = 32
     threads: int = 1
+    backend: str = "sentence_transformers"
+    engine: str = "local"
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str | None = None
+    concurrency: int = 1
+    timeout: float = 60.0
+    retries: int = 3
 
     @classmethod
     def from_params(cls, spec: Any) -> EmbeddingConfig:
-        return cls(**read_block(spec, "embedding", {"model": text, "batch_size": positive_int,
-                                                    "threads": positive_int}, defaults=field_defaults(cls)))
+        defaults = field_defaults(cls)
+        backend = _mapping(spec, "embedding").get("backend") or defaults["backend"]
+        schema = {"model": text, "batch_size": positive_int, "threads": positive_int,
+                  "backend": one_of(*EMBEDDING_BACKENDS), "engine": one_of(*EMBEDDING_ENGINES),
+                  "base_urls": _base_urls, "api_key_env": _env_var_name, "concurrency": positive_int,
+                  "timeout": positive_number, "retries": non_negative_int}
+        if backend == "openai":
+            del defaults["base_urls"]
+        allowed = {k for k in schema if backend in EMBEDDING_KEY_BACKENDS.get(k, (backend,))}
+        try:
+            v = read_block(spec, "embedding", schema, defaults=defaults, allowed=allowed)
+        except ConfigError as e:
+            if backend in EMBEDDING_BACKENDS and "does not apply" in str(e):
+                raise ConfigError(f"{e} (backend {backend})") from None
+            raise
+        if v["engine"] == "ray" and v["backend"] != "sentence_transformers":
+            raise ConfigError(f"embedding.engine: ray runs the sentence-transformers model on Ray workers; backend "
+                              f"{v['backend']} already sends its batches to servers: use engine local with it")
+        return cls(**v)
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    """``ray``: the cluster that ``embedding.engine: ray`` (and ``faiss.shards`` with it) runs on.
+    ``address`` null (the default): a local Ray is started for the stage with ``embedding.threads``
+    CPUs and stopped after it; otherwise the address of a running cluster (``auto``,
+    ``HOST:PORT`` of its head, or ``ray://HOST:PORT``), attached to and left running."""
+
+    address: str | None = None
+
+    @classmethod
+    def from_params(cls, spec: Any) -> RayConfig:
+        return cls(**read_block(spec, "ray", {"address": _ray_address}, defaults=field_defaults(cls)))
+
+
+def _ray_address(v: Any, where: str) -> str:
+    if not isinstance(v, str) or not (v == "auto" or re.fullmatch(r"(ray://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]+", v)):
+        raise _fail(where, "auto, HOST:PORT of a Ray head, or ray://HOST:PORT", v)
+    return v
 
 
 @dataclass(frozen=True)
@@ -397,7 +461,10 @@ class FaissConfig:
     ``hnsw`` (``IndexHNSWFlat``, inner product: ``hnsw_m`` links per node, ``ef_construction``
     candidates while building, ``ef_search`` while searching). Every key is accepted whatever
     the index, so ``dvc exp run -S faiss.index=ivf`` works on the shipped params; each applies to
-    its own index only. Build-time keys (index, nlist, hnsw_m, ef_construction, seed) are read by
+    its own index only. ``shards`` (default 1; above 1 needs ivf): the coarse quantizer is trained
+    once on a seeded sample, each shard's inverted lists are filled in a process of its own and
+    merged into one on-disk index that retrieval memory-maps. Build-time keys (index, nlist,
+    hnsw_m, ef_construction, seed, shards) are read by
     the dense stage; search-time keys (nprobe, ef_search) by the retrieve stage, which sets them
     on the loaded index, so changing them never rebuilds an index. ``nprobe <= nlist``;
     ``hnsw_m >= 2``."""
@@ -409,13 +476,19 @@ class FaissConfig:
     ef_construction: int = 200
     ef_search: int = 128
     seed: int = 0
+    shards: int = 1
 
     @classmethod
     def from_params(cls, spec: Any) -> FaissConfig:
         v = read_block(spec, "faiss", {"index": one_of(*FAISS_INDEXES), "nlist": positive_int,
                                        "nprobe": positive_int, "hnsw_m": positive_int,
                                        "ef_construction": positive_int, "ef_search": positive_int,
-                                       "seed": non_negative_int}, defaults=field_defaults(cls))
+                                       "seed": non_negative_int, "shards": positive_int},
+                       defaults=field_defaults(cls))
+        if v["shards"] > 1 and v["index"] != "ivf":
+            raise ConfigError(f"faiss.shards: {v['shards']} shards need index ivf (one trained quantizer, inverted "
+                              f"lists filled per shard and merged on disk), got index {v['index']}; set "
+                              f"faiss.index to ivf or faiss.shards to 1")
         if v["nprobe"] > v["nlist"]:
             raise ConfigError(f"faiss.nprobe: expected at most faiss.nlist ({v['nlist']}), got {v['nprobe']}; "
                               f"nprobe = nlist already searches every list (exact)")
@@ -945,9 +1018,10 @@ class Params:
     split: SplitConfig = field(default_factory=SplitConfig)
     dataset: str = "handbook"
     workbench: WorkbenchConfig = field(default_factory=WorkbenchConfig)
+    ray: RayConfig = field(default_factory=RayConfig)
 
     BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
-              "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench")
+              "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench", "ray")
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any]) -> Params:
@@ -985,6 +1059,7 @@ class Params:
                                         answered=_mapping(raw.get("generation"), "generation").get("configs") or ()),
             split=SplitConfig.from_params(raw.get("split")),
             workbench=WorkbenchConfig.from_params(raw.get("workbench")),
+            ray=RayConfig.from_params(raw.get("ray")),
             **top,
         )
 
