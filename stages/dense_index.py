@@ -10,13 +10,15 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
 from rag_ablation.core import runner
 from rag_ablation.data.chunks import load_chunks
 from rag_ablation.core.config import load_config
-from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, load_model, truncated_share
+from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, make_engine, open_backend,
+                                               truncated_share)
 from rag_ablation.retrieval.faiss_index import build_index, describe
 from rag_ablation.retrieval.indexes import save_dense
 from rag_ablation.retrieval.plan import needed, write_unused
@@ -41,17 +43,11 @@ def main() -> None:
     model_name, threads = emb.model, emb.threads
     chunks = load_chunks(args.chunks)
     texts = [c.text for c in chunks]
-    model = None
-
-    def load():
-        nonlocal model
-        if model is None:
-            model = load_model(model_name, threads=threads)
-        return model
+    load = functools.cache(lambda: open_backend(emb))  # loaded once, and only if needed
 
     cache = EmbeddingCache()
-    vectors, stats = embed_cached(texts, model_name=model_name, cache=cache, load=load,
-                                  batch_size=emb.batch_size, progress=True)
+    vectors, stats = embed_cached(texts, model_name=cache_name(emb), cache=cache, load=load,
+                                  batch_size=emb.batch_size, progress=True, engine=make_engine(emb, params.ray))
     cache.close()
     index = build_index(vectors, params.faiss, threads=threads)
     built = describe(index)

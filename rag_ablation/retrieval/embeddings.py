@@ -13,14 +13,16 @@ each batch as it is made, so a killed run loses at most the batch in progress.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from rag_ablation.core.config import EmbeddingConfig, RayConfig
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import default_cache_dir
 from rag_ablation.support.sqlite_cache import guarded, open_cache
@@ -79,6 +81,54 @@ def load_model(name: str, *, threads: int = 1):
         ) from e
 
 
+Engine = Callable[[Sequence[Sequence[str]], Callable[[], object]], Iterable[tuple[int, np.ndarray]]]
+"""Where missing texts are embedded: called with the batches (lists of texts) and the model's
+loader, yields ``(batch number, vectors)`` for every batch, in any order, each ``encode``'s
+output for exactly that batch (so a text's vector does not depend on the engine)."""
+
+
+def _sentence_transformers(cfg: EmbeddingConfig) -> object:
+    return load_model(cfg.model, threads=cfg.threads)
+
+
+BACKENDS: dict[str, Callable[[EmbeddingConfig], object]] = {"sentence_transformers": _sentence_transformers}
+"""``embedding.backend`` -> a function giving the model object for ``encode`` (loaded, so call it
+only when something must be embedded)."""
+
+
+def open_backend(cfg: EmbeddingConfig) -> object:
+    """The model of ``cfg.backend`` (see :data:`BACKENDS`); an unknown name lists the valid ones."""
+    if cfg.backend not in BACKENDS:
+        raise ValueError(f"embedding.backend {cfg.backend!r} is unknown; expected one of {', '.join(sorted(BACKENDS))}")
+    return BACKENDS[cfg.backend](cfg)
+
+
+def cache_name(cfg: EmbeddingConfig) -> str:
+    """The model name the cache keys ``cfg``'s vectors by: ``embedding.model`` for
+    sentence_transformers (the name every cache so far was written with)."""
+    return cfg.model
+
+
+def _ray_engine(cfg: EmbeddingConfig, ray: RayConfig) -> Engine:
+    from rag_ablation.retrieval import ray_embedding  # the optional extra: imported only when asked for
+
+    return ray_embedding.engine(cfg, ray)
+
+
+ENGINES: dict[str, Callable[[EmbeddingConfig, RayConfig], Engine]] = {
+    "local": lambda cfg, ray: functools.partial(local_engine, batch_size=cfg.batch_size),
+    "ray": _ray_engine,
+}
+"""``embedding.engine`` -> the :data:`Engine` that embeds the texts the cache lacks."""
+
+
+def make_engine(cfg: EmbeddingConfig, ray: RayConfig | None = None) -> Engine:
+    """The engine of ``cfg.engine`` (see :data:`ENGINES`); an unknown name lists the valid ones."""
+    if cfg.engine not in ENGINES:
+        raise ValueError(f"embedding.engine {cfg.engine!r} is unknown; expected one of {', '.join(sorted(ENGINES))}")
+    return ENGINES[cfg.engine](cfg, ray or RayConfig())
+
+
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -132,6 +182,13 @@ def encode(model, texts: Sequence[str], *, batch_size: int = 32, progress: bool 
     return l2_normalize(np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1))
 
 
+def local_engine(batches: Sequence[Sequence[str]], load: Callable[[], object], *,
+                 batch_size: int = 32) -> Iterator[tuple[int, np.ndarray]]:
+    """The stage's own process: the batches one after another, in order."""
+    for i, batch in enumerate(batches):
+        yield i, encode(load(), batch, batch_size=batch_size)
+
+
 def embed_cached(
     texts: Sequence[str],
     *,
@@ -140,18 +197,21 @@ def embed_cached(
     load: Callable[[], object],
     batch_size: int = 32,
     progress: bool = True,
+    engine: Engine | None = None,
 ) -> tuple[np.ndarray, dict[str, int]]:
     """Embeddings of ``texts``, computing only those the cache lacks (each distinct text once).
     ``load`` is called only if something must be computed. Returns the vectors and counts
     ``{"texts", "cached", "computed"}``.
 
     The missing texts are embedded ``batch_size`` at a time and each batch is committed to the
-    cache before the next starts, so a run killed at any point (even ``kill -9``) keeps every
+    cache as soon as it is made, so a run killed at any point (even ``kill -9``) keeps every
     finished batch and a rerun embeds only the rest. The batches are a fixed function of the
     set of missing texts: longest first (ties by text hash), cut every ``batch_size``. A rerun
     after a kill therefore forms exactly the batches the interrupted run had not committed, and
     gives the vectors an uninterrupted run gives, bit for bit (a text's vector can depend on the
-    padding of its batch in the last float bits)."""
+    padding of its batch in the last float bits). ``engine`` (default :func:`local_engine`)
+    computes the batches, e.g. on a Ray cluster; it sees the same batches, so it gives the same
+    vectors."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
     keys = [text_key(t) for t in texts]
@@ -161,18 +221,22 @@ def embed_cached(
         if k not in found:
             todo.setdefault(k, t)
     if todo:
-        model = load()
         order = sorted(todo, key=lambda k: (-len(todo[k]), k))
         batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        run = engine or functools.partial(local_engine, batch_size=batch_size)
+        once = functools.cache(load)  # an engine may ask for the model per batch: it is loaded once
+        done: Iterable[tuple[int, np.ndarray]] = run([[todo[k] for k in b] for b in batches], once)
         if progress:
             from tqdm import tqdm
 
-            batches = tqdm(batches, desc="embedding", unit="batch")
-        for batch in batches:
-            vecs = encode(model, [todo[k] for k in batch], batch_size=batch_size)
-            new = dict(zip(batch, vecs))
+            done = tqdm(done, desc="embedding", unit="batch", total=len(batches))
+        for i, vecs in done:
+            new = dict(zip(batches[i], vecs))
             cache.put_many(model_name, new)  # committed: a kill from here on keeps this batch
             found.update(new)
+        missing = [k for k in todo if k not in found]
+        if missing:
+            raise RuntimeError(f"the embedding engine returned no vectors for {len(missing)} of {len(todo)} texts")
     stats = {"texts": len(texts), "cached": len(texts) - sum(1 for k in keys if k in todo), "computed": len(todo)}
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), stats

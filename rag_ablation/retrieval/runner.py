@@ -34,7 +34,7 @@ import numpy as np
 from rag_ablation.data.chunks import Chunk
 from rag_ablation.core.config import Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig
 from rag_ablation.retrieval.bm25 import Scorer, open_bm25, top_k
-from rag_ablation.retrieval.embeddings import EmbeddingCache, embed_cached, encode, load_model
+from rag_ablation.retrieval.embeddings import EmbeddingCache, cache_name, embed_cached, encode, open_backend
 from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
 from rag_ablation.retrieval.indexes import load_dense, search_dense
@@ -98,9 +98,9 @@ def open_retrievers(
         check_built(dense_dir, kind="dense", config=cfg.name)
         r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
         set_search_params(r.dense_index, faiss or FaissConfig())
-        load = functools.cache(lambda: load_model(embedding.model, threads=threads))  # loaded once, if needed
+        load = functools.cache(lambda: open_backend(embedding))  # loaded once, if needed
         r.embed_query = lambda text: encode(load(), [text])[0]
-        r.embed_many = lambda texts: embed_queries(texts, model_name=embedding.model, load=load,
+        r.embed_many = lambda texts: embed_queries(texts, model_name=cache_name(embedding), load=load,
                                                    batch_size=embedding.batch_size)
     if cfg.uses_bm25:
         check_built(bm25_path, kind="bm25", config=cfg.name)
