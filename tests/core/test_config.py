@@ -357,3 +357,48 @@ def _same(value, default) -> bool:
     if isinstance(value, bool) or isinstance(default, bool):
         return type(value) is type(default) and value == default
     return value == default
+
+
+def with_changes(*changes: tuple[str, object]) -> dict:
+    """The shipped params with several dotted paths set (a missing block is created)."""
+    p = copy.deepcopy(BASE)
+    for path, value in changes:
+        node = p
+        parts = path.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return p
+
+
+def test_served_embeddings_and_ray_read_with_defaults():
+    p = Params.from_params(with_changes(("embedding.backend", "openai"), ("embedding.model", "bge-small"),
+                                        ("embedding.base_urls", ["http://127.0.0.1:8080/v1"])))
+    assert (p.embedding.backend, p.embedding.base_urls, p.embedding.concurrency) == (
+        "openai", ("http://127.0.0.1:8080/v1",), config.EmbeddingConfig().concurrency)
+    assert p.ray == config.RayConfig() and p.ray.address is None
+    p = Params.from_params(with_changes(("embedding.engine", "ray"), ("ray.address", "127.0.0.1:6379")))
+    assert (p.embedding.engine, p.ray.address) == ("ray", "127.0.0.1:6379")
+    p = Params.from_params(with_changes(("faiss.index", "ivf"), ("faiss.shards", 4)))
+    assert p.faiss.shards == 4 and Params.from_params(BASE).faiss.shards == 1
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("changes,message", [
+    ((("embedding.backend", "openai"),), "embedding.base_urls: missing"),
+    ((("embedding.backend", "tei"),), "embedding.backend: expected one of openai, sentence_transformers, got 'tei'"),
+    ((("embedding.concurrency", 4),), "embedding.concurrency: does not apply"),
+    ((("embedding.backend", "openai"), ("embedding.base_urls", ["http://a:1/v1"]), ("embedding.api_key_env", "sk-abc123")),
+     "expected the name of the environment variable that holds the API key"),
+    ((("embedding.backend", "openai"), ("embedding.base_urls", ["http://a:1/v1"]), ("embedding.engine", "ray")),
+     "embedding.engine: ray runs the sentence-transformers model on Ray workers"),
+    ((("ray.address", "not an address"),), "ray.address: expected auto, HOST:PORT of a Ray head, or ray://HOST:PORT"),
+    ((("ray.nodes", 2),), "ray: unknown key(s) nodes"),
+    ((("faiss.shards", 4),), "faiss.shards: 4 shards need index ivf"),
+    ((("faiss.index", "ivf"), ("faiss.shards", 0)), "faiss.shards: expected a positive integer, got 0"),
+], ids=["openai-without-urls", "unknown-backend", "openai-key-on-st", "pasted-key", "ray-with-openai", "ray-address",
+        "ray-unknown-key", "shards-without-ivf", "zero-shards"])
+def test_embedding_ray_and_shard_settings_fail_with_their_key(changes, message):
+    msg = error_of(with_changes(*changes))
+    assert message in msg, msg
+    assert "\n" not in msg and "sk-abc123" not in msg
