@@ -794,7 +794,9 @@ class StatsConfig:
     ``cluster`` resamples source documents instead of questions; ``baseline`` defaults to
     ``dense``, or to the first retrieval config when there is none; a slice with fewer than
     ``min_slice`` questions is reported as too small to decide on; ``subsample_sizes`` (None
-    for "all") and ``subsample_draws`` drive the subsampling table."""
+    for "all") and ``subsample_draws`` drive the subsampling table; ``ppi_splits`` seeded splits
+    of the hand grades check PPI++ against grades it did not see
+    (``rag_ablation.evaluation.judges.ppi_check``)."""
 
     baseline: str = "dense"
     measure: str = "hit_at_5"
@@ -806,6 +808,7 @@ class StatsConfig:
     min_slice: int = 20
     subsample_sizes: tuple[int | None, ...] = (20, 40, 60, 100, None)
     subsample_draws: int = 1000
+    ppi_splits: int = 200
 
     @classmethod
     def from_params(cls, spec: Any, *, retrieval: Any) -> StatsConfig:
@@ -816,7 +819,7 @@ class StatsConfig:
             "baseline": one_of(*retrieval), "measure": one_of(*PAIRED_MEASURES),
             "method": one_of(*INTERVAL_METHODS), "cluster": boolean, "resamples": positive_int, "seed": integer,
             "confidence": _open_unit, "min_slice": positive_int, "subsample_sizes": _sizes,
-            "subsample_draws": positive_int}, defaults=defaults)
+            "subsample_draws": positive_int, "ppi_splits": positive_int}, defaults=defaults)
         return cls(**v)
 
 

@@ -13,7 +13,9 @@ A hand grade counts only for the exact answer text it was given for (``grades.ma
 * Accuracy per config and judge: hand grades only (Wilson), the judge only (naive, Wilson) and
   PPI++ (the judge on every answer, debiased by the graded ones), with the effective sample
   size of the hand grades. With every answer graded there is nothing to add, and PPI is
-  recorded as not applicable with that reason.
+  recorded as not applicable with that reason. Either way PPI++ is also checked against grades
+  it did not see (``ppi_check``: half the grades labelled, the other half held back;
+  ``rag_ablation.evaluation.judges.ppi_check``).
 * Failure tables and the two-by-two per config, from hand grades on the graded answers
   (``source: hand grades``) and from the primary judge (``primary_judge``: the one that agrees
   best with the hand grades, by Cohen's kappa) on every answer.
@@ -37,6 +39,7 @@ from rag_ablation.evaluation.judges.calibration import (agreement, canary_rates,
                                                  ppi_accuracy)
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
 from rag_ablation.evaluation.judges.grades import Grade, match_hashes
+from rag_ablation.evaluation.judges.ppi_check import split_half_check
 from rag_ablation.evaluation.statistics.inference import interval_dict, wilson_interval
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
 
@@ -91,6 +94,10 @@ def config_accuracy(judge_all: Mapping[str, bool | None], hand: Mapping[str, boo
     else:
         out["ppi"] = ppi_accuracy([hand[i] for i in graded], [judge_all[i] for i in graded], unlabeled,
                                   confidence=settings.confidence).as_dict()
+    out["ppi_check"], reason = split_half_check(hand, judge_all, seed=settings.seed, splits=settings.ppi_splits,
+                                                confidence=settings.confidence)
+    if reason:
+        out["ppi_check_reason"] = reason
     return out
 
 

@@ -75,7 +75,10 @@ def calibration_section(detail: Detail, judges: Sequence[str], confidence: float
 
 
 def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[str], confidence: float) -> str:
-    rows, ppi_rows = [], []
+    rows: list[list[str]] = []
+    ppi_rows: list[list[str]] = []
+    check_rows: list[list[str]] = []
+    splits = 0
     for c in configs:
         e = detail["configs"].get(c, {})
         if e.get("status") != "ok":
@@ -93,14 +96,25 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
             n = a["judge"]
             cells.append(f"{with_ci(n['estimate'], n['low'], n['high'])}, n={n['n']}"
                          + (f", {n['invalid']} invalid" if n["invalid"] else ""))
-            p = a.get("ppi")
-            if p is None:
-                ppi_rows.append([f"`{c}`", f"`{j}`", "n/a", "", "", a.get("ppi_reason", "")])
+            p, check = a.get("ppi"), a.get("ppi_check")
+            if p is not None:
+                ppi_rows.append([f"`{c}`", f"`{j}`", *_ppi_cells(p, hand["estimate"] if hand else None),
+                                 f"{p['n_labeled']} + {p['n_unlabeled']}"])
+            elif check is not None:  # every answer graded: PPI++ on half the grades, the rest held back
+                q = check["ppi"]
+                ppi_rows.append([f"`{c}`", f"`{j}`", *_ppi_cells(q, q["classical"]["estimate"]),
+                                 f"{q['n_labeled']} + {q['n_unlabeled']} (split-half: {q['n_unlabeled']} grades "
+                                 f"held back; {a.get('ppi_reason', '')})"])
             else:
-                gain = "n/a" if p["gain"] is None else f"{p['gain']:.2f}x ({p['n_labeled']} grades count as {p['n_eff']:.0f})"
-                ppi_rows.append([f"`{c}`", f"`{j}`", with_ci(p["estimate"], p["low"], p["high"]),
-                                 with_ci(hand["estimate"] if hand else None, *(p["classical"][k] for k in ("low", "high")))
-                                 if p.get("classical") else "n/a", f"{p['n_labeled']} + {p['n_unlabeled']}", gain])
+                ppi_rows.append([f"`{c}`", f"`{j}`", "n/a", "", "", a.get("ppi_reason", "")])
+            if check is not None:
+                splits = check["splits"]
+                check_rows.append([
+                    f"`{c}`", f"`{j}`", num3(check["truth"]), num3(check["heldout"]),
+                    with_ci(check["ppi"]["estimate"], check["ppi"]["low"], check["ppi"]["high"]),
+                    ("yes" if check["covers"] else "**no**") + " / " + ("yes" if check["covers_heldout"] else "no"),
+                    f"{check['coverage']:.0%} vs {check['classical_coverage']:.0%}",
+                    f"{num3(check['mean_width'])} vs {num3(check['mean_classical_width'])}"])
         rows.append([f"`{c}`", f"{e['answers']} answers, {e['graded']} graded", hand_cell, *cells])
     return "\n".join([
         "## Answer accuracy three ways", "",
@@ -110,8 +124,25 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
         "is never much wider than the hand grades alone; the gain is the effective number of hand grades it is "
         "worth (1x = the judge adds nothing).", "",
         table(["config", "answers", "hand grades", *[f"judge `{j}` alone" for j in judges]], rows), "",
-        table(["config", "judge", "PPI++ accuracy", "hand grades alone (normal interval)", "graded + ungraded",
-               "effective sample-size gain"], ppi_rows)])
+        table(["config", "judge", "PPI++ accuracy", "hand grades alone (normal interval)", "effective sample-size gain",
+               "graded + ungraded"], ppi_rows), "",
+        "PPI++ checked against grades it did not see: each config's hand grades split in two by a seeded "
+        "permutation, PPI++ given the grades of one half and only the judge's verdicts on the other. The target "
+        "is the hand accuracy of all graded answers; \"covers\" says whether the first split's PPI++ interval "
+        "contains it (and the held-back half's own accuracy); coverage and mean width are over "
+        f"{splits or 'the'} seeded splits, PPI++ against the labelled half alone. A valid PPI++ covers about as "
+        "often as the labelled half alone and is no wider; a useful judge makes it narrower.", "",
+        table(["config", "judge", "all grades", "held-back half", "PPI++ (first split)",
+               "covers all / held-back", "coverage PPI++ vs half alone", "mean width PPI++ vs half alone"],
+              check_rows) if check_rows else "No split-half check: fewer than 4 hand grades per config."])
+
+
+def _ppi_cells(p: Mapping[str, Any], classical_estimate: float | None) -> list[str]:
+    """PPI++ accuracy, the classical interval of its hand grades, and the gain, as table cells."""
+    gain = "n/a" if p["gain"] is None else f"{p['gain']:.2f}x ({p['n_labeled']} grades count as {p['n_eff']:.0f})"
+    classical = (with_ci(classical_estimate, *(p["classical"][k] for k in ("low", "high")))
+                 if p.get("classical") else "n/a")
+    return [with_ci(p["estimate"], p["low"], p["high"]), classical, gain]
 
 
 def canary_section(detail: Detail, judges: Sequence[str]) -> str:

@@ -83,6 +83,26 @@ def test_ppi_is_not_applicable_when_every_answer_is_graded():
     assert acc["ppi"] is None and "every answer is hand-graded" in acc["ppi_reason"]
 
 
+def test_with_every_answer_graded_the_split_half_check_fills_the_ppi_rows():
+    """The default's case: PPI++ has nothing to add, so it is run on half the grades and checked
+    against the other half; the report's PPI++ row holds those numbers, labelled split-half."""
+    from rag_ablation.evaluation.judges.ppi_check import split_half_check
+
+    answer_rows, retrieval_rows, judgments, grades = fixture(n=6, graded=6)
+    metrics, detail, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                                     checks=None, grades=grades, judges=["contains"], settings=SETTINGS)
+    check = detail["configs"]["c"]["accuracy"]["contains"]["ppi_check"]
+    hand = {g.id: g.correct for g in grades}
+    verdicts = {r["id"]: r["contains"]["verdict"] == "correct" for r in judgments["c"]["verdicts"]}
+    expected, _ = split_half_check(hand, verdicts, seed=SETTINGS.seed, splits=SETTINGS.ppi_splits,
+                                   confidence=SETTINGS.confidence)
+    assert check == expected and (check["n_labeled"], check["n_heldout"]) == (3, 3)
+    assert metrics["configs"]["c"]["accuracy"]["contains"]["ppi_check"]["coverage"] == check["coverage"]
+    text = render_answers(detail, configs=["c"], judges=["contains"], confidence=0.95)
+    assert "3 + 3 (split-half: 3 grades held back; every answer is hand-graded" in text
+    assert f"{check['coverage']:.0%} vs {check['classical_coverage']:.0%}" in text
+
+
 def test_a_grade_of_a_changed_answer_is_stale_and_unused():
     answer_rows, retrieval_rows, judgments, grades = fixture()
     judgments["c"]["verdicts"][0]["answer_sha256"] = answer_sha256("a different answer")

@@ -1,0 +1,91 @@
+"""PPI++ checked against hand grades it did not see (split-half validation).
+
+PPI++ (:func:`calibration.ppi_accuracy`) needs answers without a hand grade; where a config's
+answers are all graded (the example's default) it has nothing to add. This check still shows
+it working, on the graded answers alone: a seeded permutation of the config's graded answers
+(sorted by id first, so the split depends only on the ids and the seed) keeps the grades of the
+first ``floor(n / 2)`` (the labelled half) and gives PPI++ only the judge's verdicts on the
+other ``ceil(n / 2)`` (the held-back half). On that split:
+
+* ``ppi``: PPI++ accuracy with its interval, ``lam``, ``n_eff`` and ``gain`` (as
+  :class:`calibration.PPIAccuracy`), over labelled + held-back answers;
+* ``classical``: the CLT interval of the labelled half's grades alone (the baseline of the gain);
+* ``truth``: the hand accuracy of *all* ``n`` graded answers, the quantity PPI++ estimates here
+  (the population is the graded answers), and ``heldout``: the hand accuracy of the held-back
+  half, the grades PPI++ never saw;
+* ``covers``: whether the PPI++ interval contains ``truth``; ``covers_heldout`` whether it
+  contains ``heldout``; ``classical_covers`` whether the labelled half's interval contains ``truth``.
+
+``splits`` repeats the split for seeds ``seed, seed + 1, ..., seed + splits - 1`` and reports
+the share of splits whose interval contains ``truth`` (``coverage`` for PPI++,
+``classical_coverage`` for the labelled half alone) and the mean widths. Both intervals aim at
+``confidence``; the truth is fixed and only the split varies, so the shares are close to, not
+exactly, the nominal level (a finite population of n, half of it sampled: the intervals ignore
+the finite-population correction and are conservative). A valid PPI++ covers about as often as
+the classical interval while being no wider; a useful judge makes it narrower (``gain`` > 1).
+
+Needs at least 4 graded answers (2 per half); with fewer the check is None and the reason says so.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from rag_ablation.evaluation.judges.calibration import Verdict, ppi_accuracy
+
+MIN_GRADED = 4
+
+
+def split_halves(ids: list[str], seed: int) -> tuple[list[str], list[str]]:
+    """(labelled, held-back): a seeded permutation of the sorted ``ids``, cut at ``len // 2``."""
+    order = sorted(ids)
+    perm = np.random.default_rng(seed).permutation(len(order))
+    cut = len(order) // 2
+    return [order[i] for i in perm[:cut]], [order[i] for i in perm[cut:]]
+
+
+def _one_split(hand: Mapping[str, bool], judge: Mapping[str, Verdict], seed: int, confidence: float) -> dict[str, Any]:
+    labelled, held = split_halves(list(hand), seed)
+    p = ppi_accuracy([hand[i] for i in labelled], [judge[i] for i in labelled], [judge[i] for i in held],
+                     confidence=confidence)
+    truth = sum(hand.values()) / len(hand)
+    return {
+        "ppi": p.as_dict(),
+        "truth": truth,
+        "heldout": sum(hand[i] for i in held) / len(held),
+        "covers": bool(p.interval.low <= truth <= p.interval.high),
+        "covers_heldout": bool(p.interval.low <= sum(hand[i] for i in held) / len(held) <= p.interval.high),
+        "classical_covers": bool(p.classical.low <= truth <= p.classical.high),
+        "width": p.interval.high - p.interval.low,
+        "classical_width": p.classical.high - p.classical.low,
+    }
+
+
+def split_half_check(hand: Mapping[str, bool], judge: Mapping[str, Verdict], *, seed: int = 0,
+                     splits: int = 200, confidence: float = 0.95) -> tuple[dict[str, Any] | None, str | None]:
+    """The check above for one config and one judge: ``hand`` maps answer id -> grade, ``judge``
+    the judge's verdict on (at least) those ids (None: an invalid verdict, counted incorrect as
+    in :func:`ppi_accuracy`). Returns (result, None), or (None, reason) with fewer than
+    :data:`MIN_GRADED` grades. Raises ValueError for ``splits`` < 1 or a graded id the judge has
+    no verdict for."""
+    if splits < 1:
+        raise ValueError(f"splits must be at least 1, got {splits}")
+    if len(hand) < MIN_GRADED:
+        return None, f"{len(hand)} hand grades: the split-half check needs at least {MIN_GRADED}"
+    missing = sorted(set(hand) - set(judge))
+    if missing:
+        raise ValueError(f"the judge has no verdict for {len(missing)} graded answers, e.g. {missing[0]!r}")
+    first = _one_split(hand, judge, seed, confidence)
+    runs = [first] + [_one_split(hand, judge, seed + r, confidence) for r in range(1, splits)]
+    out = {
+        "seed": seed, "n_labeled": len(hand) // 2, "n_heldout": len(hand) - len(hand) // 2,
+        **{k: first[k] for k in ("ppi", "truth", "heldout", "covers", "covers_heldout", "classical_covers")},
+        "splits": splits,
+        "coverage": sum(r["covers"] for r in runs) / splits,
+        "classical_coverage": sum(r["classical_covers"] for r in runs) / splits,
+        "mean_width": float(np.mean([r["width"] for r in runs])),
+        "mean_classical_width": float(np.mean([r["classical_width"] for r in runs])),
+    }
+    return out, None
