@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -73,6 +74,31 @@ def make_fixture_repo(d: Path) -> Path:
     run_in(d, dvc, "init", "-q")
     run_in(d, dvc, "config", "core.analytics", "false")
     return d
+
+
+@pytest.fixture(scope="session")
+def built_pipeline(tmp_path_factory) -> Path:
+    """The fixture pipeline built once per session: :func:`make_fixture_repo`, ``dvc repro``, the
+    result committed on ``main``. A template, never changed: a test takes its own copy with
+    :func:`copy_repo` (seconds) instead of building the pipeline again (a minute or more on 2
+    cores). The repro uses a cache folder of the template's own (embeddings and LLM replies),
+    so a copy that reruns stages under its test's private cache recomputes what it reruns."""
+    d = make_fixture_repo(tmp_path_factory.mktemp("built"))
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}", **GIT_ENV,
+           "RAG_ABLATION_CACHE": str(tmp_path_factory.mktemp("built-cache"))}
+    out = run_in(d, str(VENV_BIN / "dvc"), "repro", env=env)
+    assert {"retrieve@hybrid", "generate@bm25", "queries@rewrite"} <= set(re.findall(r"Running stage '([^']+)'", out)), out
+    run_in(d, "git", "add", "-A")
+    run_in(d, "git", "commit", "-q", "-m", "fixture pipeline")
+    return d
+
+
+def copy_repo(src: Path, dest: Path) -> Path:
+    """A copy of the repository ``src`` (work tree, git history, DVC cache) at ``dest``, which
+    must not exist yet. DVC keeps no absolute paths in a repository, so the copy is a clone
+    with its outputs already in place: ``dvc status`` is clean in it as in ``src``."""
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
 
 
 def default_sigint() -> None:

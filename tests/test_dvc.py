@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import make_fixture_repo, run_in
+from conftest import copy_repo, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -27,13 +27,9 @@ def ran(output: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory):
-    d = make_fixture_repo(tmp_path_factory.mktemp("dvcrepo"))
-    out = sh(d, DVC, "repro")
-    assert {"retrieve@hybrid", "generate@bm25", "queries@rewrite"} <= ran(out)
-    sh(d, "git", "add", "-A")
-    sh(d, "git", "commit", "-q", "-m", "fixture pipeline")
-    return d
+def repo(built_pipeline, tmp_path_factory):
+    """The session's built fixture pipeline (conftest.built_pipeline), copied: the tests below change it."""
+    return copy_repo(built_pipeline, tmp_path_factory.mktemp("dvcrepo") / "repo")
 
 
 READS_SCORES = {"evaluate", "stats", "judge_eval", "gate", "report", "report_html"}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_fixture_repo, run_in
+from conftest import copy_repo, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -32,14 +32,12 @@ def ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
 
 
-def test_a_question_saved_in_the_workbench_is_scored_by_dvc_repro(tmp_path, monkeypatch):
+def test_a_question_saved_in_the_workbench_is_scored_by_dvc_repro(built_pipeline, tmp_path, monkeypatch):
     from rag_ablation.authoring.workbench.session import Project, Workbench
     from rag_ablation.core.config import load_config
     from rag_ablation.evaluation.scoring.scores import read_scores
 
-    (tmp_path / "repo").mkdir()
-    repo = make_fixture_repo(tmp_path / "repo")
-    run_in(repo, DVC, "repro")
+    repo = copy_repo(built_pipeline, tmp_path / "repo")  # the fixture pipeline, built (conftest)
     before = read_scores(repo / "metrics/scores/retrieval.csv")
     configs = sorted({r["config"] for r in before})
     assert configs and NEW_ID not in {r["id"] for r in before}

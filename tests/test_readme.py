@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import GIT_ENV, ROOT, VENV_BIN, make_fixture_repo, run_in
+from conftest import GIT_ENV, ROOT, VENV_BIN, copy_repo, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -55,15 +55,15 @@ def bash(cwd: Path, script: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory):
+def repo(built_pipeline, tmp_path_factory):
     if not Path("/usr/bin/python3").is_file():
         pytest.skip("no system python3 to stand for a fresh shell's")
-    d = make_fixture_repo(tmp_path_factory.mktemp("readme"))
+    d = copy_repo(built_pipeline, tmp_path_factory.mktemp("readme") / "repo")  # built once (conftest)
     (d / ".venv").symlink_to(VENV_BIN.parent)  # what `make install` leaves in a clone
-    (d / ".gitignore").write_text("/.venv\n/.cache/\n")
-    run_in(d, str(VENV_BIN / "dvc"), "repro")
+    ignore = d / ".gitignore"
+    ignore.write_text((ignore.read_text() if ignore.is_file() else "") + "/.venv\n/.cache/\n")
     run_in(d, "git", "add", "-A")
-    run_in(d, "git", "commit", "-q", "-m", "fixture pipeline")
+    run_in(d, "git", "commit", "-q", "-m", "a clone's environment, git-ignored")
     return d
 
 
