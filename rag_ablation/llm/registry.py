@@ -4,7 +4,8 @@ block of params.yaml.
 Backends (names used in ``llm.backend``):
 
 * ``llama_cpp``: a GGUF model run in-process by llama-cpp-python (``rag_ablation.llm.llama_cpp``);
-  the default, with the packaged SmolLM2-135M-Instruct.
+  the default, with the packaged SmolLM2-135M-Instruct, or a pinned model by name
+  (``qwen2.5-coder-1.5b``, ``qwen2.5-coder-0.5b``; ``rag_ablation.llm.model_store``).
 * ``ollama``: a model served by an Ollama server (``rag_ablation.llm.ollama``).
 * ``openai``: a model behind one or several OpenAI-compatible servers: vLLM, TGI, llama.cpp's
   server, a hosted endpoint (``rag_ablation.llm.openai_compat``).
@@ -39,8 +40,9 @@ def make_backend(name: str, **options: Any) -> Backend:
 def backend_from_config(cfg: LlmConfig) -> Backend:
     """A backend from a checked ``llm:`` block (``rag_ablation.core.config.LlmConfig``).
 
-    ``llama_cpp``: ``model`` is a GGUF path or None (the packaged SmolLM2), ``threads`` the
-    llama.cpp thread count. ``ollama``: ``model`` is a name the server has, ``host`` None means
+    ``llama_cpp``: ``model`` is a GGUF path, a pinned model name such as ``qwen2.5-coder-1.5b``
+    (its file fetched by ``rag-ablation models``; ``rag_ablation.llm.model_store``) or None (the
+    packaged SmolLM2), ``threads`` the llama.cpp thread count. ``ollama``: ``model`` is a name the server has, ``host`` None means
     ``$OLLAMA_HOST`` or the default. ``openai``: ``model`` is a name the servers at ``base_urls``
     list; the API key, if any, is read from the environment variable ``api_key_env``. The
     served backends (ollama, openai) take ``timeout`` and ``retries``."""
