@@ -2,7 +2,10 @@
 write the FAISS index of type `faiss.index` (flat IndexFlatIP by default, ivf or hnsw), plus a
 metrics file with the share of chunks longer than the model's maximum sequence length (embedded
 truncated) and the index's build settings as built (an IVF nlist above the chunk count is
-clamped to it). When the chunking's index plan (`index_plan` stage) says no dense or hybrid
+clamped to it). With `faiss.shards` above 1 (ivf) the index is built sharded, on disk, and
+retrieval memory-maps it (rag_ablation.retrieval.sharded_ivf). The texts the embedding cache
+lacks are embedded by `embedding.backend` (in the process, or an OpenAI-compatible server) on
+`embedding.engine` (here, or Ray). When the chunking's index plan (`index_plan` stage) says no dense or hybrid
 config searches it, only an "unbuilt" folder is written (rag_ablation.retrieval.plan): no model is
 loaded and nothing is embedded."""
 from __future__ import annotations
@@ -19,8 +22,7 @@ from rag_ablation.data.chunks import load_chunks
 from rag_ablation.core.config import load_config
 from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, make_engine, open_backend,
                                                truncated_share)
-from rag_ablation.retrieval.faiss_index import build_index, describe
-from rag_ablation.retrieval.indexes import save_dense
+from rag_ablation.retrieval.indexes import save_dense_index
 from rag_ablation.retrieval.plan import needed, write_unused
 from rag_ablation.core.io import write_json
 
@@ -49,23 +51,24 @@ def main() -> None:
     vectors, stats = embed_cached(texts, model_name=cache_name(emb), cache=cache, load=load,
                                   batch_size=emb.batch_size, progress=True, engine=make_engine(emb, params.ray))
     cache.close()
-    index = build_index(vectors, params.faiss, threads=threads)
-    built = describe(index)
+    built = save_dense_index(args.out, vectors, params.faiss, [c.id for c in chunks],
+                             {"model": model_name, "dim": int(vectors.shape[1])}, threads=threads)
     if built.get("nlist", params.faiss.nlist) != params.faiss.nlist:
         print(f"faiss.nlist {params.faiss.nlist} is more than the {len(chunks)} chunks: "
               f"built {built['nlist']} IVF lists", file=sys.stderr)
-    save_dense(args.out, index, [c.id for c in chunks], {"model": model_name, "dim": int(vectors.shape[1])})
-    share = truncated_share(load(), texts)
+    share = truncated_share(load(), texts)  # None: no local tokenizer (a served model)
+    limit = getattr(load(), "max_seq_length", None) if share is not None else None
     write_json(args.metrics, {
         "faiss": built,
         "n_chunks": len(chunks),
         "mean_chars": round(sum(len(t) for t in texts) / len(texts), 1),
-        "max_seq_length": int(load().max_seq_length),
-        "truncated_share": round(share, 4),
+        "max_seq_length": int(limit) if limit is not None else None,
+        "truncated_share": round(share, 4) if share is not None else None,
     })
-    print(f"embedded {stats['computed']} new texts, {stats['cached']} from the cache; "
-          f"{share:.1%} of chunks exceed {load().max_seq_length} wordpieces and are embedded truncated",
-          file=sys.stderr)
+    truncation = (f"{share:.1%} of chunks exceed {limit} wordpieces and are embedded truncated" if share is not None
+                  else f"truncation is unknown for a served model ({emb.model!r} has no local tokenizer; "
+                       "max_seq_length and truncated_share are null, the server truncates or rejects long chunks)")
+    print(f"embedded {stats['computed']} new texts, {stats['cached']} from the cache; {truncation}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ def main() -> None:
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     resolved = {**cfg.resolved(), "embedding_model": params.embedding.model if cfg.uses_dense else None,
                 "bm25": params.bm25.scoring() if cfg.uses_bm25 else None}
+    if cfg.uses_dense and params.embedding.backend != "sentence_transformers":  # the default's runs stay as they were
+        resolved["embedding_backend"] = params.embedding.backend
     if cfg.uses_dense and params.faiss.index != "flat":  # flat adds nothing: its runs stay as they were
         f = params.faiss
         resolved["faiss"] = {"index": f.index, **({"nprobe": f.nprobe} if f.index == "ivf" else {"ef_search": f.ef_search})}

@@ -91,9 +91,17 @@ def _sentence_transformers(cfg: EmbeddingConfig) -> object:
     return load_model(cfg.model, threads=cfg.threads)
 
 
-BACKENDS: dict[str, Callable[[EmbeddingConfig], object]] = {"sentence_transformers": _sentence_transformers}
+def _served(cfg: EmbeddingConfig) -> object:
+    from rag_ablation.retrieval.served_embeddings import ServedEmbeddings
+
+    return ServedEmbeddings.from_config(cfg)  # sends nothing until something is embedded
+
+
+BACKENDS: dict[str, Callable[[EmbeddingConfig], object]] = {"sentence_transformers": _sentence_transformers,
+                                                            "openai": _served}
 """``embedding.backend`` -> a function giving the model object for ``encode`` (loaded, so call it
-only when something must be embedded)."""
+only when something must be embedded). ``openai``: an OpenAI-compatible ``/embeddings`` server
+(``rag_ablation.retrieval.served_embeddings``)."""
 
 
 def open_backend(cfg: EmbeddingConfig) -> object:
@@ -105,7 +113,12 @@ def open_backend(cfg: EmbeddingConfig) -> object:
 
 def cache_name(cfg: EmbeddingConfig) -> str:
     """The model name the cache keys ``cfg``'s vectors by: ``embedding.model`` for
-    sentence_transformers (the name every cache so far was written with)."""
+    sentence_transformers (the name every cache so far was written with); ``openai:<model>`` for
+    a served model, so its vectors are never mixed with a local model's or another served
+    model's (the client checks that the server serves ``<model>``; the servers' URLs are not part
+    of the key: servers of one model share its vectors)."""
+    if cfg.backend == "openai":
+        return f"openai:{cfg.model}"
     return cfg.model
 
 
@@ -115,8 +128,14 @@ def _ray_engine(cfg: EmbeddingConfig, ray: RayConfig) -> Engine:
     return ray_embedding.engine(cfg, ray)
 
 
+def _local_engine(cfg: EmbeddingConfig, ray: RayConfig) -> Engine:
+    if cfg.backend == "openai":  # requests from this process's threads, still no Ray
+        return served_engine
+    return functools.partial(local_engine, batch_size=cfg.batch_size)
+
+
 ENGINES: dict[str, Callable[[EmbeddingConfig, RayConfig], Engine]] = {
-    "local": lambda cfg, ray: functools.partial(local_engine, batch_size=cfg.batch_size),
+    "local": _local_engine,
     "ray": _ray_engine,
 }
 """``embedding.engine`` -> the :data:`Engine` that embeds the texts the cache lacks."""
@@ -189,6 +208,15 @@ def local_engine(batches: Sequence[Sequence[str]], load: Callable[[], object], *
         yield i, encode(load(), batch, batch_size=batch_size)
 
 
+def served_engine(batches: Sequence[Sequence[str]], load: Callable[[], object]) -> Iterator[tuple[int, np.ndarray]]:
+    """``embedding.backend: openai`` with engine local: one request per batch, the model's
+    ``concurrency`` in flight, each batch yielded (so committed) as its request returns. The
+    vectors are ``encode``'s for that batch (the same request, normalized the same way)."""
+    model = load()
+    for i, vecs in model.encode_batches(batches):  # type: ignore[attr-defined]
+        yield i, l2_normalize(np.asarray(vecs, dtype=np.float32).reshape(len(batches[i]), -1))
+
+
 def embed_cached(
     texts: Sequence[str],
     *,
@@ -243,9 +271,12 @@ def embed_cached(
     return np.stack([found[k] for k in keys]).astype(np.float32), stats
 
 
-def truncated_share(model, texts: Sequence[str]) -> float:
+def truncated_share(model, texts: Sequence[str]) -> float | None:
     """Share of ``texts`` whose wordpiece count (with special tokens) exceeds the model's
-    ``max_seq_length``: the model silently embeds only their beginning. 0.0 for no texts."""
+    ``max_seq_length``: the model silently embeds only their beginning. 0.0 for no texts; None
+    (unknown) for a model without a local tokenizer, such as a served one."""
+    if getattr(model, "tokenizer", None) is None or getattr(model, "max_seq_length", None) is None:
+        return None
     if not texts:
         return 0.0
     limit = model.max_seq_length

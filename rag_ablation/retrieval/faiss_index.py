@@ -20,6 +20,11 @@ Types (``BUILDERS``, names checked in ``rag_ablation.core.config.FAISS_INDEXES``
 
 Builds are deterministic: the same vectors and settings give a byte-identical ``index.faiss``.
 
+``shards`` above 1 (``ivf`` only, checked by ``FaissConfig``) is not built here but by
+``rag_ablation.retrieval.sharded_ivf`` straight into the output folder (an on-disk index that
+retrieval memory-maps): ``rag_ablation.retrieval.indexes.save_dense_index`` chooses. With
+``shards: 1`` every builder here is unchanged.
+
 Search-time settings (``nprobe``, ``efSearch``) are part of FAISS's file format, but the dense
 stage leaves FAISS's defaults there and ``set_search_params`` sets them from params after
 loading, so changing them reruns the retrieve stage only, never an index build.
@@ -103,7 +108,9 @@ BUILDERS: dict[str, Builder] = {"flat": build_flat, "hnsw": build_hnsw, "ivf": b
 
 def build_index(vectors: np.ndarray, cfg: FaissConfig, *, threads: int = 1):
     """The index of type ``cfg.index`` over ``vectors`` (L2-normalized rows, row i = chunk i).
-    An unknown type lists the valid ones; an empty or non-2-D array raises ``ValueError``."""
+    An unknown type lists the valid ones; an empty or non-2-D array raises ``ValueError``.
+    ``cfg.shards`` is not read: this is always the in-RAM index (the sharded one is built on
+    disk, ``rag_ablation.retrieval.indexes.save_dense_index``)."""
     return lookup(BUILDERS, cfg.index, "FAISS index type")(vectors, cfg, threads=threads)
 
 
@@ -129,13 +136,15 @@ def set_search_params(index, cfg: FaissConfig) -> None:
         index.hnsw.efSearch = cfg.ef_search
 
 
-def describe(index) -> dict:
+def describe(index, *, shards: int = 1) -> dict:
     """The build settings an index actually has, for the dense stage's metrics file, with sorted
     keys: ``{"index": "flat"}``, ``{"index": "ivf", "nlist": N}`` or ``{"index": "hnsw",
-    "hnsw_m": M, "ef_construction": E}``."""
+    "hnsw_m": M, "ef_construction": E}``. A sharded ivf build (``shards`` above 1, which FAISS's
+    file does not record: the caller passes it) adds ``"shards": S``; with 1 the dict is as it
+    always was."""
     kind = index_kind(index)
     if kind == "ivf":
-        return {"index": kind, "nlist": int(index.nlist)}
+        return {"index": kind, "nlist": int(index.nlist), **({"shards": shards} if shards > 1 else {})}
     if kind == "hnsw":
         m = int(index.hnsw.nb_neighbors(1))  # level 0 has 2 * M links, the upper levels M
         return {"ef_construction": int(index.hnsw.efConstruction), "hnsw_m": m, "index": kind}

@@ -23,6 +23,7 @@ latency; with every text cached it is the lookup's share.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,7 +35,8 @@ import numpy as np
 from rag_ablation.data.chunks import Chunk
 from rag_ablation.core.config import Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig
 from rag_ablation.retrieval.bm25 import Scorer, open_bm25, top_k
-from rag_ablation.retrieval.embeddings import EmbeddingCache, cache_name, embed_cached, encode, open_backend
+from rag_ablation.retrieval.embeddings import (EmbeddingCache, Engine, cache_name, embed_cached, encode, make_engine,
+                                               open_backend)
 from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
 from rag_ablation.retrieval.indexes import load_dense, search_dense
@@ -100,8 +102,10 @@ def open_retrievers(
         set_search_params(r.dense_index, faiss or FaissConfig())
         load = functools.cache(lambda: open_backend(embedding))  # loaded once, if needed
         r.embed_query = lambda text: encode(load(), [text])[0]
+        # queries never go to Ray (a few batches); a served backend's engine sends them concurrently
+        engine = make_engine(dataclasses.replace(embedding, engine="local"))
         r.embed_many = lambda texts: embed_queries(texts, model_name=cache_name(embedding), load=load,
-                                                   batch_size=embedding.batch_size)
+                                                   batch_size=embedding.batch_size, engine=engine)
     if cfg.uses_bm25:
         check_built(bm25_path, kind="bm25", config=cfg.name)
         r.bm25, r.bm25_ids = open_bm25(bm25_path, bm25)
@@ -109,16 +113,16 @@ def open_retrievers(
 
 
 def embed_queries(texts: Sequence[str], *, model_name: str, load: Callable[[], Any], batch_size: int,
-                  cache: EmbeddingCache | None = None) -> np.ndarray:
+                  cache: EmbeddingCache | None = None, engine: Engine | None = None) -> np.ndarray:
     """Vectors of ``texts`` (one row each) through the embedding cache (default: the project's,
     the one the dense stage fills): only texts it lacks are embedded, each once, in batches of
-    ``batch_size`` committed as they finish (``embeddings.embed_cached``); ``load`` gives the model
-    and is called only then."""
+    ``batch_size`` committed as they finish (``embeddings.embed_cached``, on ``engine``: default
+    one batch after another in this process); ``load`` gives the model and is called only then."""
     own = cache is None
     cache = cache or EmbeddingCache()
     try:
         vectors, _ = embed_cached(texts, model_name=model_name, cache=cache, load=load, batch_size=batch_size,
-                                  progress=False)
+                                  progress=False, engine=engine)
     finally:
         if own:
             cache.close()
