@@ -6,7 +6,9 @@ BIN    := $(abspath $(VENV)/bin)
 STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install run test lint bench bench-faiss clean-cache models
+RAY    := $(VENV)/.installed-ray
+
+.PHONY: install run test test-fast lint bench bench-faiss clean-cache models
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -31,8 +33,18 @@ install: $(STAMP) $(PLOTS_HTML)
 run: install
 	@start=$$(date +%s); dvc repro && rag-ablation costs --since $$start
 
-test: install
+# The optional extra `ray` (embedding.engine: ray), installed for the tests so CI runs them.
+$(RAY): pyproject.toml | $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,ray]'
+	touch $(RAY)
+
+test: install $(RAY)
 	$(PY) -m pytest -q
+
+# The edit-test loop: everything but the end-to-end runs (DVC pipelines, served and embedded
+# models, browsers, Ray clusters: the tests marked slow or slow_dvc). About 5 minutes on 2 cores.
+test-fast: install
+	$(PY) -m pytest -q -m "not slow and not slow_dvc"
 
 # The linter and the type checker, as configured in pyproject.toml (.ci/run calls this).
 lint: install

@@ -125,7 +125,7 @@ def cache_name(cfg: EmbeddingConfig) -> str:
 def _ray_engine(cfg: EmbeddingConfig, ray: RayConfig) -> Engine:
     from rag_ablation.retrieval import ray_embedding  # the optional extra: imported only when asked for
 
-    return ray_embedding.engine(cfg, ray)
+    return ray_embedding.engine(cfg, ray, load_model=load_model, encode=encode)
 
 
 def _local_engine(cfg: EmbeddingConfig, ray: RayConfig) -> Engine:

@@ -407,6 +407,7 @@ SHORT = ["The ledger closes at midnight.", "Refunds take five days.", "hello", "
 
 
 @needs_server
+@pytest.mark.slow
 def test_real_server_vectors_match_per_text_requests(server):
     model = ServedEmbeddings(ALIAS, server, timeout=60)
     batched = encode(model, SHORT, batch_size=3)  # requests of 3, 3 and 1 texts
@@ -422,6 +423,7 @@ def test_real_server_vectors_match_per_text_requests(server):
 
 @needs_server
 @pytest.mark.bad_input
+@pytest.mark.slow
 def test_real_server_wrong_model_fails_at_once(server):
     # llama_cpp.server would embed with its one model under any name; its listing catches it
     with pytest.raises(ServedEmbeddingError, match=r"does not serve this model \(its /models lists: smollm2\)"):
@@ -429,6 +431,7 @@ def test_real_server_wrong_model_fails_at_once(server):
 
 
 @needs_server
+@pytest.mark.slow
 def test_dense_and_retrieve_stages_embed_through_the_server(server, tmp_path):
     """The dense stage builds its index from the server's vectors (metrics: truncation null), and
     the retrieve stage embeds the questions through the server into the same cache."""
@@ -485,6 +488,7 @@ def test_dense_and_retrieve_stages_embed_through_the_server(server, tmp_path):
 
 
 @pytest.mark.bad_input
+@pytest.mark.slow
 def test_dense_stage_stops_with_one_line_and_keeps_the_finished_batches(tmp_path):
     """A bad answer mid-run: the dense stage exits 2 with one `error:` line and writes no index;
     the batch answered before it is cached, so the rerun (healthy server) sends only the rest."""
