@@ -42,7 +42,7 @@ test: install $(RAY)
 	$(PY) -m pytest -q
 
 # The edit-test loop: everything but the end-to-end runs (DVC pipelines, served and embedded
-# models, browsers, Ray clusters: the tests marked slow or slow_dvc). About 5 minutes on 2 cores.
+# models, browsers, Ray clusters: the tests marked slow or slow_dvc). About 3 minutes on 2 cores.
 test-fast: install
 	$(PY) -m pytest -q -m "not slow and not slow_dvc"
 
