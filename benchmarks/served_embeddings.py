@@ -19,19 +19,16 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-
 from rag_ablation.core.config import EmbeddingConfig  # noqa: E402
+from rag_ablation.llm import llama_server  # noqa: E402
 from rag_ablation.llm.llama_cpp import default_gguf_path  # noqa: E402
 from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, make_engine,  # noqa: E402
                                                open_backend)
@@ -48,33 +45,13 @@ def texts(n: int) -> list[str]:
     return [f"{i}: " + " ".join(rng.choice(WORDS, size=int(rng.integers(5, 17)))) for i in range(n)]
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_server(log: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    cmd = [sys.executable, "-m", "rag_ablation.llm.llama_server", "--model", str(default_gguf_path()),
-           "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1",
-           "--n_threads_batch", "1", "--n_ctx", "2048", "--embedding", "true",
-           "--kv_overrides", "llama.pooling_type=int:1"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"llama_cpp.server exited with {proc.returncode}: {log.read_text()[-1500:]}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    sys.exit("llama_cpp.server did not answer within 120 s")
+    """llama_cpp.server over SmolLM2 with embeddings on and mean pooling, one thread, once it answers."""
+    try:
+        return llama_server.start(default_gguf_path(), alias=ALIAS, log=log, args=(
+            "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "2048", *llama_server.EMBEDDING_ARGS))
+    except RuntimeError as e:
+        sys.exit(str(e))
 
 
 def run_once(cfg: EmbeddingConfig, items: list[str], folder: Path) -> tuple[float, np.ndarray, int]:
@@ -129,11 +106,7 @@ def main() -> int:
         rows = [(lvl, best[lvl], len(items) / best[lvl], sent[lvl], same[lvl]) for lvl in LEVELS]
     finally:
         for proc in procs:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            llama_server.stop(proc)
     base = rows[0][2]
     lines = [
         f"Served embeddings: {args.texts} short texts, batch_size {args.batch_size}, {args.servers} "

@@ -21,7 +21,7 @@ from rag_ablation.core import runner
 from rag_ablation.data.chunks import load_chunks
 from rag_ablation.core.config import load_config
 from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, make_engine, open_backend,
-                                               truncated_share)
+                                               truncation)
 from rag_ablation.retrieval.indexes import save_dense_index
 from rag_ablation.retrieval.plan import needed, write_unused
 from rag_ablation.core.io import write_json
@@ -56,19 +56,14 @@ def main() -> None:
     if built.get("nlist", params.faiss.nlist) != params.faiss.nlist:
         print(f"faiss.nlist {params.faiss.nlist} is more than the {len(chunks)} chunks: "
               f"built {built['nlist']} IVF lists", file=sys.stderr)
-    share = truncated_share(load(), texts)  # None: no local tokenizer (a served model)
-    limit = getattr(load(), "max_seq_length", None) if share is not None else None
+    figures, truncated = truncation(load(), texts)
     write_json(args.metrics, {
         "faiss": built,
         "n_chunks": len(chunks),
         "mean_chars": round(sum(len(t) for t in texts) / len(texts), 1),
-        "max_seq_length": int(limit) if limit is not None else None,
-        "truncated_share": round(share, 4) if share is not None else None,
+        **figures,
     })
-    truncation = (f"{share:.1%} of chunks exceed {limit} wordpieces and are embedded truncated" if share is not None
-                  else f"truncation is unknown for a served model ({emb.model!r} has no local tokenizer; "
-                       "max_seq_length and truncated_share are null, the server truncates or rejects long chunks)")
-    print(f"embedded {stats['computed']} new texts, {stats['cached']} from the cache; {truncation}", file=sys.stderr)
+    print(f"embedded {stats['computed']} new texts, {stats['cached']} from the cache; {truncated}", file=sys.stderr)
 
 
 if __name__ == "__main__":

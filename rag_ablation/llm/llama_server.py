@@ -19,7 +19,12 @@ and then runs the server's own ``main``. It needs llama-cpp-python's ``[server]`
 """
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
 
 
 def main() -> None:
@@ -33,6 +38,61 @@ def main() -> None:
                  f"`pip install fastapi uvicorn sse-starlette 'starlette-context>=0.3.6,<0.4' pydantic-settings`")
     with without_extra_buffer_types():  # held until the server exits (this process loads models only here)
         server_main()
+
+
+EMBEDDING_ARGS = ("--embedding", "true", "--kv_overrides", "llama.pooling_type=int:1")
+"""Server arguments for ``/v1/embeddings`` over a chat model's GGUF: embeddings on, and mean
+pooling forced (such a GGUF declares no pooling, and the server would answer one vector per
+token)."""
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start(model: Path, *, alias: str, log: Path, args: Sequence[str] = (), port: int | None = None,
+          timeout: float = 120.0) -> tuple[subprocess.Popen, str]:
+    """This server (``python -m rag_ablation.llm.llama_server``) over the GGUF ``model`` served as
+    ``alias`` on 127.0.0.1 (``port``, default a free one), with the extra server ``args`` (e.g.
+    ``--n_threads 1``), its output in ``log``. Returns (process, API root
+    ``http://127.0.0.1:PORT/v1``) once ``GET /models`` answers 200. Raises RuntimeError, with the
+    end of the log, if the process exits first or does not answer within ``timeout`` seconds
+    (then it is killed)."""
+    import httpx
+
+    port = port or free_port()
+    cmd = [sys.executable, "-m", "rag_ablation.llm.llama_server", "--model", str(model), "--model_alias", alias,
+           "--host", "127.0.0.1", "--port", str(port), *args]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise RuntimeError(f"llama_cpp.server did not answer within {timeout:g} s:\n{log.read_text()[-2000:]}")
+        time.sleep(0.2)
+
+
+def stop(proc: subprocess.Popen, *, timeout: float = 15.0) -> None:
+    """SIGTERM ``proc``, then SIGKILL if it has not exited within ``timeout`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 if __name__ == "__main__":

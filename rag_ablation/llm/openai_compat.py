@@ -49,6 +49,7 @@ from rag_ablation.llm.base import Backend, Generation, LLMUnavailable, check_num
 from rag_ablation.llm.retry import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRIES,
+    HTTPStatus,
     MalformedResponse,
     RetriesExhausted,
     call_with_retries,
@@ -57,16 +58,6 @@ from rag_ablation.llm.retry import (
 
 # /v1/models entry fields that change between requests or restarts of the same model
 VOLATILE_MODEL_FIELDS = frozenset({"created", "permission", "permissions"})
-
-
-class HTTPStatus(Exception):
-    """A non-2xx answer: ``status_code`` and the start of the body."""
-
-    def __init__(self, status_code: int, body: str) -> None:
-        body = " ".join(body.split())
-        super().__init__(f"HTTP {status_code}: {body[:300]}" if body else f"HTTP {status_code}")
-        self.status_code = status_code
-        self.body = body
 
 
 def api_key_from_env(var: str | None) -> str | None:

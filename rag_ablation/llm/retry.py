@@ -31,6 +31,17 @@ class MalformedResponse(ValueError):
     """A server answered 2xx with a body that is not the JSON the API promises."""
 
 
+class HTTPStatus(Exception):
+    """A non-2xx answer of an HTTP API: ``status_code`` (what :func:`is_transient` reads) and the
+    start of the body, whitespace collapsed."""
+
+    def __init__(self, status_code: int, body: str) -> None:
+        body = " ".join(body.split())
+        super().__init__(f"HTTP {status_code}: {body[:300]}" if body else f"HTTP {status_code}")
+        self.status_code = status_code
+        self.body = body
+
+
 class RetriesExhausted(Exception):
     """Every attempt failed with a passing fault; ``last`` is the last error."""
 

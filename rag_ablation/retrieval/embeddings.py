@@ -291,3 +291,17 @@ def truncated_share(model, texts: Sequence[str]) -> float | None:
     finally:
         logger.setLevel(level)
     return sum(len(x) > limit for x in ids) / len(texts)
+
+
+def truncation(model, texts: Sequence[str]) -> tuple[dict[str, float | int | None], str]:
+    """What the dense stage reports of truncation: ``{"max_seq_length", "truncated_share"}``
+    (the share rounded to 4 places; both None for a model without a local tokenizer, such as a
+    served one: the server truncates or rejects long texts itself) and one sentence saying it."""
+    share = truncated_share(model, texts)
+    if share is None:
+        return ({"max_seq_length": None, "truncated_share": None},
+                "truncation is unknown for a served model (no local tokenizer; max_seq_length and "
+                "truncated_share are null, the server truncates or rejects long chunks)")
+    limit = int(model.max_seq_length)
+    return ({"max_seq_length": limit, "truncated_share": round(share, 4)},
+            f"{share:.1%} of chunks exceed {limit} wordpieces and are embedded truncated")

@@ -44,12 +44,9 @@ import numpy as np
 
 from rag_ablation.core.config import EmbeddingConfig
 from rag_ablation.core.errors import UserError
-from rag_ablation.llm.retry import DEFAULT_BACKOFF, DEFAULT_RETRIES, MalformedResponse, RetriesExhausted, \
-    call_with_retries, describe
+from rag_ablation.llm.retry import (DEFAULT_BACKOFF, DEFAULT_RETRIES, HTTPStatus, MalformedResponse, RetriesExhausted,
+                                    call_with_retries, describe)
 
-CACHE_PREFIX = "openai:"
-"""Cache keys of served models are ``openai:<model>``: a sentence-transformers name never has
-this form, so the two never share vectors (``embeddings.cache_name``)."""
 
 POOLING_HINT = ("start the server with pooling (llama.cpp's llama-server: --embeddings --pooling mean; "
                 "llama_cpp.server: --embedding true --kv_overrides llama.pooling_type=int:1)")
@@ -58,15 +55,6 @@ POOLING_HINT = ("start the server with pooling (llama.cpp's llama-server: --embe
 class ServedEmbeddingError(UserError, RuntimeError):
     """The embedding server cannot give the vectors asked for; the message says which server,
     what it answered, what was expected and what to do."""
-
-
-class _HTTPStatus(Exception):
-    """A non-2xx answer: ``status_code`` (read by ``retry.is_transient``) and the body's start."""
-
-    def __init__(self, status_code: int, body: str) -> None:
-        body = " ".join(body.split())
-        super().__init__(f"HTTP {status_code}: {body[:300]}" if body else f"HTTP {status_code}")
-        self.status_code = status_code
 
 
 class _Cancelled(Exception):
@@ -225,7 +213,7 @@ class ServedEmbeddings:
     def _request(client: httpx.Client, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
         resp = client.request(method, url, json=body)
         if resp.status_code >= 300:
-            raise _HTTPStatus(resp.status_code, resp.text)
+            raise HTTPStatus(resp.status_code, resp.text)
         try:
             return resp.json()
         except ValueError as e:
@@ -254,7 +242,7 @@ class ServedEmbeddings:
             return call_with_retries(attempt, retries=self.retries, backoff=self.backoff, sleep=sleep)
         except RetriesExhausted as e:
             raise self._exhausted(tried, e) from None
-        except _HTTPStatus as e:
+        except HTTPStatus as e:
             raise self._rejected(tried[-1], e) from None
 
     def _check_listing(self, client: httpx.Client, base: str) -> None:
@@ -264,7 +252,7 @@ class ServedEmbeddings:
                 return
         try:
             listing = self._request(client, "GET", f"{base}/models")
-        except _HTTPStatus as e:
+        except HTTPStatus as e:
             if e.status_code not in (404, 405):
                 raise
             listing = None
@@ -365,7 +353,7 @@ class ServedEmbeddings:
             fix = "check the server's log, or raise embedding.retries if the server is only overloaded"
         return self._error(where, problem, fix)
 
-    def _rejected(self, url: str, err: _HTTPStatus) -> ServedEmbeddingError:
+    def _rejected(self, url: str, err: HTTPStatus) -> ServedEmbeddingError:
         if err.status_code in (401, 403):
             fix = "set embedding.api_key_env to the environment variable holding a key this server accepts"
         elif err.status_code == 404:

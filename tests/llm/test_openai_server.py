@@ -11,15 +11,11 @@ extra is not installed.
 from __future__ import annotations
 
 import importlib.util
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-import httpx
 import pytest
 
+from rag_ablation.llm import llama_server
 from rag_ablation.llm.base import LLMUnavailable
 from rag_ablation.llm.llama_cpp import LlamaCppBackend, default_gguf_path
 from rag_ablation.llm.concurrent import chat_many
@@ -38,45 +34,20 @@ PROMPTS = [[{"role": "user", "content": q}] for q in
            ("What is the capital of France?", "Name a colour.", "What is 2 + 2?")]
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> str:
     """A llama_cpp.server on a free port of 127.0.0.1 (one thread, 2,048-token context);
     yields its API root (``http://127.0.0.1:PORT/v1``) and stops it after the module."""
-    port = _free_port()
     log = tmp_path_factory.mktemp("llama_server") / "server.log"
-    cmd = [sys.executable, "-m", "rag_ablation.llm.llama_server", "--model", str(default_gguf_path()),
-           "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
-           "--n_threads", "1", "--n_ctx", "2048"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[2])
-    url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not answer within 120 s:\n{log.read_text()[-2000:]}")
-            time.sleep(0.2)
+        proc, url = llama_server.start(default_gguf_path(), alias=ALIAS, log=log,
+                                       args=("--n_threads", "1", "--n_ctx", "2048"))
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        llama_server.stop(proc)
     assert proc.returncode in (0, -15), f"server died with {proc.returncode}:\n{log.read_text()[-2000:]}"
 
 
@@ -121,7 +92,7 @@ def test_wrong_model_and_dead_port_each_give_one_message(server: str) -> None:
     msg = str(err.value)
     assert "'qwen2.5-0.5b'" in msg and server in msg and f"lists: {ALIAS}" in msg and "llm.model" in msg
 
-    dead = f"http://127.0.0.1:{_free_port()}/v1"
+    dead = f"http://127.0.0.1:{llama_server.free_port()}/v1"
     start = time.monotonic()
     with pytest.raises(LLMUnavailable) as err:
         OpenAICompatBackend(ALIAS, dead, retries=2, backoff=0.05).chat(PROMPTS[0], num_predict=4)

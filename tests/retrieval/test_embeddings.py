@@ -11,6 +11,7 @@ from rag_ablation.retrieval.embeddings import (
     l2_normalize,
     load_model,
     truncated_share,
+    truncation,
 )
 
 pytestmark = pytest.mark.slow
@@ -50,6 +51,15 @@ def test_cache_embeds_each_text_once(tmp_path, model):
 def test_truncated_share_counts_long_texts(model):
     assert truncated_share(model, ["short text", "word " * 400]) == pytest.approx(1 / 2)
     assert truncated_share(model, []) == 0.0
+
+
+def test_truncation_reports_the_limit_and_share_or_unknown(model):
+    figures, sentence = truncation(model, ["short text", "word " * 400, "a", "b"])
+    assert figures == {"max_seq_length": model.max_seq_length, "truncated_share": round(1 / 4, 4)}
+    assert sentence == f"25.0% of chunks exceed {model.max_seq_length} wordpieces and are embedded truncated"
+    served = type("Served", (), {"tokenizer": None, "max_seq_length": None})()  # no local tokenizer
+    figures, sentence = truncation(served, ["word " * 400])
+    assert figures == {"max_seq_length": None, "truncated_share": None} and "unknown" in sentence
 
 
 def test_l2_normalize_leaves_zero_rows():

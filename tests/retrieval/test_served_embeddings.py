@@ -16,7 +16,6 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -27,7 +26,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
 import yaml
@@ -35,6 +33,7 @@ import yaml
 from conftest import FIXTURES, ROOT
 from rag_ablation.core.config import EmbeddingConfig
 from rag_ablation.core.errors import UserError
+from rag_ablation.llm import llama_server
 from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, encode, make_engine,
                                                open_backend, truncated_share)
 from rag_ablation.retrieval.served_embeddings import ServedEmbeddingError, ServedEmbeddings
@@ -333,7 +332,8 @@ def test_a_server_dying_mid_run_keeps_the_finished_batches(tmp_path, concurrency
 
 def test_the_engine_yields_each_batch_as_it_returns():
     """With concurrency 2, a slow first request does not hold back the batches after it."""
-    with EmbedStub(lambda n, body: ("sleep", 0.6) if n == 1 else "ok") as stub:
+    # the batch holding TEXTS[0] is the slow one, whichever request reaches the stub first
+    with EmbedStub(lambda n, body: ("sleep", 0.6) if TEXTS[0] in body["input"] else "ok") as stub:
         model = client(stub, concurrency=2)
         order = [i for i, _ in model.encode_batches([TEXTS[0:2], TEXTS[2:4], TEXTS[4:6]])]
     assert order[-1] == 0 and sorted(order) == [0, 1, 2]
@@ -349,47 +349,13 @@ needs_server = pytest.mark.skipif(
            "'starlette-context>=0.3.6,<0.4' pydantic-settings)")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_embedding_server(log: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
-    """``python -m rag_ablation.llm.llama_server`` (llama_cpp.server without the AMX crash) with
-    embeddings on and mean pooling, one thread, on a free port; returns it once it answers."""
+def start_embedding_server(log: Path) -> tuple[subprocess.Popen, str]:
+    """``python -m rag_ablation.llm.llama_server`` (llama_cpp.server without the AMX crash) over
+    SmolLM2 with embeddings on and mean pooling, one thread, on a free port, once it answers."""
     from rag_ablation.llm.llama_cpp import default_gguf_path
 
-    port = port or _free_port()
-    cmd = [sys.executable, "-m", "rag_ablation.llm.llama_server", "--model", str(default_gguf_path()),
-           "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1",
-           "--n_threads_batch", "1", "--n_ctx", "2048", "--embedding", "true",
-           "--kv_overrides", "llama.pooling_type=int:1"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"llama_cpp.server did not answer within 120 s:\n{log.read_text()[-2000:]}")
-        time.sleep(0.2)
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    return llama_server.start(default_gguf_path(), alias=ALIAS, log=log, args=(
+        "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "2048", *llama_server.EMBEDDING_ARGS))
 
 
 @pytest.fixture(scope="module")
@@ -398,7 +364,7 @@ def server(tmp_path_factory):
     try:
         yield url
     finally:
-        stop_server(proc)
+        llama_server.stop(proc)
 
 
 SHORT = ["The ledger closes at midnight.", "Refunds take five days.", "hello", "Who approves expenses?",
