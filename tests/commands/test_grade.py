@@ -75,7 +75,8 @@ def test_nothing_to_grade_says_so_and_exits_0(project):
     assert "nothing to grade: every one of 4 answer(s) has a grade for its current answer text" in res.stdout
     res = run_grade(project, "--config", "dense", input="q\n")  # the stale one is shown again
     assert "[1/1]  dense  q4  slice unanswerable" in res.stdout and "STALE grade: correct by ana" in res.stdout
-    assert "stale grades (answer text changed since; graded again when shown): 1" in res.stdout
+    assert "stale grades (for another text of a current answer: an earlier generation or another answer model; " \
+        "kept, and shown again for grading): 1" in res.stdout
 
 
 def test_rag_ablation_grade_is_rag_grade(tmp_path):

@@ -21,8 +21,11 @@ of other configs, and grades another session wrote in the meantime, are kept.
 
 Resume rule: an answer is shown only when its ``(config, id)`` has no grade whose ``answer_sha256``
 is the sha256 of the current answer text. A grade given for another text (the answer was
-generated again since) is *stale*: the answer is shown again, with the old verdict marked stale,
-and grading it replaces the old grade. ``--regrade`` shows answers that have a current grade too.
+generated again since, or by another answer model) is *stale*: the answer is shown again, with
+the old verdict marked stale, and grading it adds a grade for the current text. The old grade is
+kept: it applies again when its text comes back (``llm.model`` switched back). Grading an answer
+that has a current grade (``b``, ``--regrade``) replaces that grade. ``--regrade`` shows answers
+that have a current grade too.
 
 Which answers: every ``status: ok`` file in ``--answers`` (``unavailable`` ones are skipped, and
 named), restricted to ``--config`` names if given, in order of config then question id.
@@ -284,7 +287,7 @@ class Session:
         self.path = Path(grades_path)
         self.grader = grader
         self.pos = 0
-        self.grades: dict[tuple[str, str], Grade] = {g.key: g for g in grades}
+        self.grades: dict[tuple[str, str, str], Grade] = {g.slot: g for g in grades}
         self.graded: dict[tuple[str, str], str] = {}  # this session's verdicts
         self.skipped: set[tuple[str, str]] = set()
         self.notes: dict[tuple[str, str], str] = {}  # typed with n, stored with the next grade
@@ -294,13 +297,17 @@ class Session:
         return self.items[self.pos] if self.pos < len(self.items) else None
 
     def previous_grade(self, item: Item) -> tuple[Grade | None, bool]:
-        """The grade on file for ``item`` and whether it is stale (given for another text)."""
-        g = self.grades.get(item.key)
-        return g, g is not None and g.answer_sha256 != item.sha256
+        """The grade on file for ``item``'s current text, else one for another text of it (stale;
+        the first by hash), else None; and whether it is stale."""
+        g = self.grades.get((*item.key, item.sha256))
+        if g is not None:
+            return g, False
+        other = sorted((g for g in self.grades.values() if g.key == item.key), key=lambda g: g.slot)
+        return (other[0], True) if other else (None, False)
 
     def done(self) -> int:
         """How many answers of the list have a grade for their current text."""
-        return sum(1 for it in self.items if (g := self.grades.get(it.key)) and g.answer_sha256 == it.sha256)
+        return sum(1 for it in self.items if (*it.key, it.sha256) in self.grades)
 
     def note(self, text: str) -> None:
         item = self.current
@@ -324,8 +331,8 @@ class Session:
 
     def _save(self, grade: Grade) -> None:
         # read the file again so grades another session wrote meanwhile are kept
-        on_file = {g.key: g for g in read_grades(self.path)}
-        on_file[grade.key] = grade
+        on_file = {g.slot: g for g in read_grades(self.path)}
+        on_file[grade.slot] = grade
         write_grades(self.path, on_file.values())
         self.grades = on_file
 
@@ -564,7 +571,8 @@ def summary(session: Session | None, answers: Answers, grades_path: Path) -> lis
     split = ", ".join(f"{c} {done} of {n}" for c, (done, n) in per.items())
     lines.append(f"grades matching the current answers: {len(m.verdicts)} of {len(current)} answers"
                  + (f" ({split})" if split else ""))
-    lines.append(f"stale grades (answer text changed since; graded again when shown): {m.stale}")
+    lines.append(f"stale grades (for another text of a current answer: an earlier generation or another "
+                 f"answer model; kept, and shown again for grading): {m.stale}")
     lines.append(f"grades file: {grades_path}")
     return lines
 

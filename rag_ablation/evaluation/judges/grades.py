@@ -14,7 +14,10 @@ an answer is incorrect.
 
 A grade applies only to the exact answer text it was given for: ``answer_sha256`` is the sha256
 of the answer's UTF-8 text, and a grade whose hash differs from the current answer's is *stale*
-(counted, never used). ``(config, id)`` is unique in the file.
+(counted, never used). ``(config, id, answer_sha256)`` is unique in the file: one question of a
+config may hold grades for several answer texts (another answer model's, an earlier prompt's), and
+each is used again whenever its text is the current answer, so switching ``llm.model`` back and
+forth keeps every model's grades.
 """
 from __future__ import annotations
 
@@ -50,6 +53,11 @@ class Grade:
         return (self.config, self.id)
 
     @property
+    def slot(self) -> tuple[str, str, str]:
+        """``(config, id, answer_sha256)``: unique in a grades file."""
+        return (self.config, self.id, self.answer_sha256)
+
+    @property
     def correct(self) -> bool:
         return self.verdict == "correct"
 
@@ -73,21 +81,22 @@ def load_grades(path: Path) -> list[Grade]:
     """Every grade in ``path`` (module docstring), in file order; an absent file has none.
 
     Raises ``InvalidData`` naming every bad line (bad JSON, missing or unknown fields, a verdict
-    outside ``VERDICTS``, a malformed hash, a repeated ``(config, id)``).
+    outside ``VERDICTS``, a malformed hash, a repeated ``(config, id, answer_sha256)``).
     """
     path = Path(path)
     if not path.is_file():
         return []
     lines, errors = numbered_json_lines(path)
     grades: list[Grade] = []
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, str, str], int] = {}
     for number, line in lines:
         problems = _problems(line)
         obj = cast(dict[str, Any], line)  # a dict whenever there are no problems
         if not problems:
-            key = (obj["config"], obj["id"])
+            key = (obj["config"], obj["id"], obj["answer_sha256"])
             if key in seen:
-                problems = [f"config {key[0]!r} question {key[1]!r} is graded again (first on line {seen[key]})"]
+                problems = [f"config {key[0]!r} question {key[1]!r} is graded again for the same answer text "
+                            f"(first on line {seen[key]})"]
             else:
                 seen[key] = number
         if problems:
@@ -103,8 +112,8 @@ def load_grades(path: Path) -> list[Grade]:
 
 
 def write_grades(path: Path, grades: Iterable[Grade]) -> None:
-    """Write ``grades`` atomically, one sorted-key JSON object per line, sorted by config then id."""
-    rows = sorted(grades, key=lambda g: g.key)
+    """Write ``grades`` atomically, one sorted-key JSON object per line, sorted by config, id, hash."""
+    rows = sorted(grades, key=lambda g: g.slot)
     write_jsonl(path, (asdict(g) for g in rows))
 
 
@@ -113,7 +122,7 @@ class Matched:
     """Grades that apply to the current answers, and how many did not."""
 
     verdicts: dict[tuple[str, str], bool]  # (config, id) -> hand verdict is correct
-    stale: int  # graded an answer text that has since changed
+    stale: int  # graded another text of a current answer (an earlier generation, another model)
     unknown: int  # graded a (config, id) that has no current answer
 
 
@@ -126,7 +135,9 @@ def match_grades(grades: Sequence[Grade], answers: Mapping[tuple[str, str], str]
 
 
 def match_hashes(grades: Sequence[Grade], hashes: Mapping[tuple[str, str], str]) -> Matched:
-    """``match_grades`` given the sha256 of each current answer instead of its text."""
+    """``match_grades`` given the sha256 of each current answer instead of its text. Each grade
+    counts once: used (its hash is the current answer's), ``stale`` (its ``(config, id)`` has a
+    current answer with another text) or ``unknown`` (no current answer)."""
     verdicts: dict[tuple[str, str], bool] = {}
     stale = unknown = 0
     for g in grades:

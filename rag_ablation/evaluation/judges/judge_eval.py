@@ -16,6 +16,12 @@ A hand grade counts only for the exact answer text it was given for (``grades.ma
   recorded as not applicable with that reason. Either way PPI++ is also checked against grades
   it did not see (``ppi_check``: half the grades labelled, the other half held back;
   ``rag_ablation.evaluation.judges.ppi_check``).
+* Answer configs compared (``comparison``): every answered config against the baseline
+  (``stats.baseline`` when it is answered, else the first answered config) on the questions hand-graded
+  in both, by the hand grades: each side's accuracy, the paired difference (new - baseline) with
+  its bootstrap interval over questions (``stats.method``, ``resamples``, ``seed``,
+  ``confidence``), the fixed and broken questions and the exact McNemar p-value on them
+  (``sign_test_p``). Fewer than 2 questions graded in both: ``unavailable`` with the reason.
 * Failure tables and the two-by-two per config, from hand grades on the graded answers
   (``source: hand grades``) and from the primary judge (``primary_judge``: the one that agrees
   best with the hand grades, by Cohen's kappa) on every answer.
@@ -40,7 +46,8 @@ from rag_ablation.evaluation.judges.calibration import (agreement, canary_rates,
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
 from rag_ablation.evaluation.judges.grades import Grade, match_hashes
 from rag_ablation.evaluation.judges.ppi_check import split_half_check
-from rag_ablation.evaluation.statistics.inference import interval_dict, wilson_interval
+from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_bootstrap_ci, paired_counts,
+                                                          sign_test_p, wilson_interval)
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
 
 VERDICTS = {"correct": True, "incorrect": False, "invalid": None}
@@ -98,6 +105,38 @@ def config_accuracy(judge_all: Mapping[str, bool | None], hand: Mapping[str, boo
                                                 confidence=settings.confidence)
     if reason:
         out["ppi_check_reason"] = reason
+    return out
+
+
+def answer_comparison(hand: Mapping[tuple[str, str], bool], configs: Sequence[str],
+                      settings: StatsConfig) -> dict[str, Any]:
+    """Hand-graded accuracy of each of ``configs`` against the baseline's, paired by question
+    (module docstring). ``hand``: ``(config, id)`` -> the hand verdict is correct. Empty with
+    fewer than two configs."""
+    if len(configs) < 2:
+        return {}
+    base = settings.baseline if settings.baseline in configs else configs[0]
+    out: dict[str, Any] = {"baseline": base, "configs": {}}
+    for c in configs:
+        if c == base:
+            continue
+        ids = sorted(i for (cc, i) in hand if cc == c and (base, i) in hand)
+        if len(ids) < 2:
+            out["configs"][c] = {"status": "unavailable",
+                                 "reason": f"{len(ids)} question(s) hand-graded for both {base} and {c}"}
+            continue
+        b = [float(hand[(base, i)]) for i in ids]
+        n = [float(hand[(c, i)]) for i in ids]
+        diff = paired_bootstrap_ci(b, n, method=settings.method, n_resamples=settings.resamples,
+                                   seed=settings.seed, confidence=settings.confidence)
+        counts = paired_counts(b, n)
+        out["configs"][c] = {
+            "status": "ok", "n": len(ids), "baseline_accuracy": sum(b) / len(b), "accuracy": sum(n) / len(n),
+            "difference": interval_dict(diff, ("estimate", "low", "high", "method")),
+            "fixed": counts.fixed, "broken": counts.broken, "both_right": counts.both_right,
+            "both_wrong": counts.both_wrong, "p_mcnemar": sign_test_p(counts.fixed, counts.broken),
+            "fixed_ids": [i for i, x, y in zip(ids, b, n) if y > x],
+            "broken_ids": [i for i, x, y in zip(ids, b, n) if x > y]}
     return out
 
 
@@ -243,6 +282,8 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
                 vr[j] = ({True: "1", False: "0", None: "invalid"}[judge_verdicts[j].get((config, r["id"]))]
                          if j in available[config] else "unavailable")
             verdict_rows.append(vr)
+
+    detail["comparison"] = answer_comparison(hand, [c for c in judgments if c in available], settings)
 
     if checks:
         items = checks["canaries"]["items"]

@@ -65,7 +65,8 @@ def calibration_section(detail: Detail, judges: Sequence[str], confidence: float
         "## Judges against hand grades", "",
         f"{g['matching']} hand grades (the data set's grades.jsonl; the handbook's is data/labels/grades.jsonl) "
         f"match the current text of {g['answers']} answers; "
-        f"{g['stale']} graded an answer that has since changed and {g['unknown']} an answer that no longer exists "
+        f"{g['stale']} graded another text of a current answer (an earlier generation or another answer model) "
+        f"and {g['unknown']} an answer that no longer exists "
         "(neither is used). Each judge is compared with them on every graded answer of every config. "
         f"Intervals: {confidence:.0%} bootstrap over answers. TPR: the judge accepts what the grader accepted; "
         "TNR: the judge rejects what the grader rejected; kappa: agreement beyond chance (0 = chance, 1 = perfect). "
@@ -143,6 +144,34 @@ def _ppi_cells(p: Mapping[str, Any], classical_estimate: float | None) -> list[s
     classical = (with_ci(classical_estimate, *(p["classical"][k] for k in ("low", "high")))
                  if p.get("classical") else "n/a")
     return [with_ci(p["estimate"], p["low"], p["high"]), classical, gain]
+
+
+def comparison_section(detail: Detail, confidence: float) -> str:
+    """The answered configs against the baseline on the questions hand-graded in both (empty with
+    one answered config)."""
+    comp = detail.get("comparison") or {}
+    if not comp.get("configs"):
+        return ""
+    base = comp["baseline"]
+    rows = []
+    for c, e in comp["configs"].items():
+        if e.get("status") != "ok":
+            rows.append([f"`{c}`", f"unavailable: {e.get('reason')}", "", "", "", "", ""])
+            continue
+        d = e["difference"]
+        rows.append([f"`{c}`", str(e["n"]), pct(e["baseline_accuracy"]), pct(e["accuracy"]),
+                     with_ci(d["estimate"], d["low"], d["high"], fmt=lambda x: f"{100 * x:+.1f} pts"),
+                     f"{e['fixed']} / {e['broken']}", f"{e['p_mcnemar']:.3g}"])
+    ids = [f"- `{c}` fixed: {_ids(e['fixed_ids'])}; broken: {_ids(e['broken_ids'])}"
+           for c, e in comp["configs"].items() if e.get("status") == "ok"]
+    return "\n".join([
+        "## Answer configs compared, by hand grades", "",
+        f"Each answered config against `{base}` on the questions hand-graded for both, paired by question: the "
+        f"difference in accuracy with its {confidence:.0%} paired bootstrap interval, the questions it fixed "
+        "(wrong in the baseline, right here) and broke, and the exact McNemar p-value on those. An interval "
+        "that includes 0 is no evidence either way.", "",
+        table(["config", "questions graded in both", f"`{base}`", "config", "difference (interval)",
+               "fixed / broken", "McNemar p"], rows), "", *ids])
 
 
 def canary_section(detail: Detail, judges: Sequence[str]) -> str:
@@ -262,5 +291,6 @@ def render_answers(detail: Detail, *, configs: Sequence[str], judges: Sequence[s
     if not any(detail["configs"].get(c, {}).get("status") == "ok" for c in configs):
         return ""
     return "\n\n".join([calibration_section(detail, judges, confidence),
-                        accuracy_section(detail, configs, judges, confidence), canary_section(detail, judges),
+                        accuracy_section(detail, configs, judges, confidence),
+                        *filter(None, [comparison_section(detail, confidence)]), canary_section(detail, judges),
                         bias_section(detail), failures_section(detail, configs), unanswerable_section(detail, configs)])

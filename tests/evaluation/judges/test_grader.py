@@ -10,7 +10,7 @@ from grade_answers import PASSAGES, grade_of, grades_file, project  # noqa: F401
 
 from rag_ablation.evaluation.judges.grader import (Item, Session, equal_shares, load_answers, read_passages,
                                                    read_questions, render, sample_items, to_grade)
-from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, write_grades
+from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, match_grades, write_grades
 
 
 def items(d: Path) -> list[Item]:
@@ -61,7 +61,8 @@ def test_resume_skips_current_grades_and_shows_stale_ones_again(project):
     rest = to_grade(items(project), [grade_of(*sample[0].key, "correct")], sample=4, seed=3)
     assert rest == sample[1:]
 
-    # the stale grade is shown as stale, and grading replaces it
+    # the stale grade is shown as stale; grading adds a grade for the current text and keeps the
+    # old one, which applies again when its text comes back (another answer model switched back)
     path = grades_file(project)
     write_grades(path, grades)
     session = Session(to_grade(items(project), grades), path, "bo", load_grades(path))
@@ -71,9 +72,16 @@ def test_resume_skips_current_grades_and_shows_stale_ones_again(project):
     screen = "\n".join(render(session, None, {}, width=100, height=40))
     assert "STALE grade: correct by ana" in screen
     session.grade("incorrect")
-    by_key = {g.key: g for g in load_grades(path)}
-    assert by_key[("dense", "q2")] == grade_of("dense", "q2", "incorrect", grader="bo")
-    assert by_key[("hybrid", "q3")].note == "names the flag"  # the others are untouched
+    on_file = load_grades(path)
+    q2 = [g for g in on_file if g.key == ("dense", "q2")]
+    assert sorted(q2, key=lambda g: g.slot) == sorted(
+        [grade_of("dense", "q2", "incorrect", grader="bo"),
+         grade_of("dense", "q2", "correct", answer="an older answer text")], key=lambda g: g.slot)
+    assert session.previous_grade(session.items[0]) == (grade_of("dense", "q2", "incorrect", grader="bo"), False)
+    assert [g.note for g in on_file if g.key == ("hybrid", "q3")] == ["names the flag"]  # the others are untouched
+    assert len(on_file) == len(grades) + 1
+    older = {("dense", "q2"): "an older answer text"}
+    assert match_grades(on_file, older).verdicts == {("dense", "q2"): True}
 
 
 def test_back_goes_to_the_previous_answer_to_change_its_grade(project):

@@ -133,7 +133,22 @@ def test_a_grade_file_with_a_bad_verdict_names_the_line(tmp_path):
         load_grades(tmp_path / "g.jsonl")
     msg = str(e.value)
     assert "line 2: verdict 'maybe' is not one of correct, incorrect" in msg
-    assert "line 3: config 'c' question 'q0' is graded again (first on line 1)" in msg
+    assert "line 3: config 'c' question 'q0' is graded again for the same answer text (first on line 1)" in msg
+
+
+def test_a_question_may_hold_grades_for_several_answer_texts(tmp_path):
+    """Another answer model's text (or an earlier prompt's) keeps its own grade; the one whose
+    hash is the current answer's is used, the other counts as stale."""
+    from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, load_grades, match_grades, write_grades
+    small = Grade(answer_sha256("port 8080"), "c", "t", "q0", "", "correct")
+    large = Grade(answer_sha256("the passages do not say"), "c", "t", "q0", "", "incorrect")
+    write_grades(tmp_path / "g.jsonl", [small, large])
+    grades = load_grades(tmp_path / "g.jsonl")
+    assert sorted(grades, key=lambda g: g.slot) == sorted([small, large], key=lambda g: g.slot)
+    m = match_grades(grades, {("c", "q0"): "the passages do not say"})
+    assert (m.verdicts, m.stale, m.unknown) == ({("c", "q0"): False}, 1, 0)
+    m = match_grades(grades, {("c", "q0"): "port 8080"})
+    assert (m.verdicts, m.stale, m.unknown) == ({("c", "q0"): True}, 1, 0)
 
 
 def test_the_primary_judge_is_the_one_that_agrees_best_with_the_hand_grades():
@@ -144,3 +159,36 @@ def test_the_primary_judge_is_the_one_that_agrees_best_with_the_hand_grades():
     assert primary_judge(["contains", "token_f1"], cal) == "contains"
     assert primary_judge(["other", "llm"], cal) == "llm" and primary_judge(["other"], cal) == "other"
     assert primary_judge([], cal) is None
+
+
+def test_answer_configs_are_compared_on_the_questions_graded_in_both():
+    """dense right on q0-q2 of q0-q4, hybrid right on q0, q3, q4 (q5 graded for hybrid only):
+    fixed q3, q4; broken q1, q2; the paired difference is (3 - 3) / 5 and McNemar is
+    binomtest(2, 4, 0.5)."""
+    from scipy.stats import binomtest
+
+    from rag_ablation.evaluation.judges.judge_eval import answer_comparison
+    from rag_ablation.evaluation.report.judge_report import comparison_section
+    from rag_ablation.evaluation.statistics.inference import paired_bootstrap_ci
+    dense = [True, True, True, False, False]
+    hybrid = [True, False, False, True, True]
+    hand = {**{("dense", f"q{i}"): v for i, v in enumerate(dense)},
+            **{("hybrid", f"q{i}"): v for i, v in enumerate(hybrid)}, ("hybrid", "q5"): True}
+    out = answer_comparison(hand, ["dense", "hybrid"], SETTINGS)
+    e = out["configs"]["hybrid"]
+    assert out["baseline"] == "dense" and e["n"] == 5
+    assert (e["baseline_accuracy"], e["accuracy"]) == (sum(dense) / 5, sum(hybrid) / 5)
+    assert (e["fixed"], e["broken"], e["both_right"], e["both_wrong"]) == (2, 2, 1, 0)
+    assert e["fixed_ids"] == ["q3", "q4"] and e["broken_ids"] == ["q1", "q2"]
+    assert e["p_mcnemar"] == pytest.approx(binomtest(2, 4, 0.5).pvalue)
+    ci = paired_bootstrap_ci([float(x) for x in dense], [float(x) for x in hybrid], n_resamples=500, seed=0)
+    assert e["difference"] == {"estimate": 0.0, "low": ci.low, "high": ci.high, "method": "percentile"}
+    text = comparison_section({"comparison": out}, 0.95)
+    assert "| `hybrid` | 5 | 60.0% | 60.0% |" in text and "| 2 / 2 |" in text
+    assert "- `hybrid` fixed: `q3`, `q4`; broken: `q1`, `q2`" in text
+    # the baseline falls back to the first answered config; one config has nothing to compare
+    assert answer_comparison(hand, ["hybrid", "other"], SETTINGS)["baseline"] == "hybrid"
+    assert answer_comparison(hand, ["dense"], SETTINGS) == {} and comparison_section({}, 0.95) == ""
+    only = answer_comparison({("dense", "q0"): True, ("hybrid", "q0"): False}, ["dense", "hybrid"], SETTINGS)
+    assert only["configs"]["hybrid"] == {"status": "unavailable",
+                                         "reason": "1 question(s) hand-graded for both dense and hybrid"}

@@ -1,0 +1,63 @@
+"""The committed answer evaluation of Qwen2.5-Coder-1.5B (results/qwen2.5-coder-1.5b/, made as its
+README says): its answers are the 1.5B's, at least 150 hand grades in data/labels/grades.jsonl are
+bound to their text, and the committed accuracies, per-question verdicts and paired comparison are
+what those grades give. Runs on a fresh clone: everything it reads is committed."""
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+
+import pytest
+from scipy.stats import binomtest
+
+from conftest import ROOT
+from rag_ablation.evaluation.judges.grades import load_grades, match_grades
+
+RESULTS = ROOT / "results/qwen2.5-coder-1.5b"
+CONFIGS = ("dense", "hybrid_heading")
+
+
+def answers() -> dict[tuple[str, str], str]:
+    out = {}
+    for c in CONFIGS:
+        data = json.loads((RESULTS / "answers" / f"{c}.json").read_text())
+        assert data["llm"]["model"] == "qwen2.5-coder-1.5b.gguf" and data["status"] == "ok"
+        out.update({(c, a["id"]): a["answer"] for a in data["answers"]})
+    return out
+
+
+def hand() -> dict[tuple[str, str], bool]:
+    return match_grades(load_grades(ROOT / "data/labels/grades.jsonl"), answers()).verdicts
+
+
+def test_at_least_150_hand_grades_are_bound_to_the_committed_answers():
+    verdicts = hand()
+    assert len(verdicts) >= 150
+    per = Counter(c for c, _ in verdicts)
+    assert all(per[c] >= 75 for c in CONFIGS), per
+
+
+def test_the_committed_accuracy_and_verdicts_are_what_the_grades_give():
+    verdicts = hand()
+    judge = json.loads((RESULTS / "judge.json").read_text())
+    for c in CONFIGS:
+        mine = [v for (cc, _), v in verdicts.items() if cc == c]
+        acc = judge["configs"][c]["accuracy"]["hand"]
+        assert acc["n"] == len(mine) and acc["estimate"] == pytest.approx(sum(mine) / len(mine))
+    with open(RESULTS / "verdicts.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["config"], r["id"]): r["hand"] == "1" for r in rows if r["hand"]} == verdicts
+
+
+def test_the_paired_comparison_is_mcnemar_on_the_fixed_and_broken_questions():
+    verdicts = hand()
+    comp = json.loads((RESULTS / "judge_detail.json").read_text())["comparison"]
+    e = comp["configs"]["hybrid_heading"]
+    ids = sorted(i for c, i in verdicts if c == "dense" and ("hybrid_heading", i) in verdicts)
+    fixed = [i for i in ids if verdicts[("hybrid_heading", i)] and not verdicts[("dense", i)]]
+    broken = [i for i in ids if verdicts[("dense", i)] and not verdicts[("hybrid_heading", i)]]
+    assert comp["baseline"] == "dense" and e["n"] == len(ids)
+    assert (e["fixed_ids"], e["broken_ids"]) == (fixed, broken)
+    assert e["p_mcnemar"] == pytest.approx(binomtest(len(fixed), len(fixed) + len(broken), 0.5).pvalue)
+    assert e["difference"]["low"] <= e["difference"]["estimate"] <= e["difference"]["high"]
