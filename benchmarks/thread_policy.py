@@ -7,8 +7,9 @@ Each measurement is its own Python process, so the policy is in the environment 
 libraries load (OpenMP reads it once, at start-up); the hog is ``python -c 'while True: pass'``,
 started before the measurement and killed after it. Reported: tokens/s of SmolLM2-135M decoding
 (the shipped GGUF, greedy, a fixed prompt, ``--tokens`` new tokens), whole answers per second
-(``--answers`` prompts of five handbook passages each, 48 new tokens, as ``generate`` asks, decoded on
-each of ``--decode-threads``) and
+(``--answers`` prompts of five handbook passages each, 48 new tokens, as ``generate`` asks, for each
+``--llm-settings`` THREADS/THREADS_BATCH/COPIES: decode threads, prompt threads, and copies of
+the model answering at once from as many threads) and
 passages/s of all-MiniLM-L6-v2 encoding ``--passages`` handbook chunks, best of ``--rounds``;
 then the ratio busy / quiet per setting. Every measured process starts with both variables
 removed and then the setting's own, so the stages' default (``GOMP_SPINCOUNT=10000``, set by
@@ -54,15 +55,18 @@ from rag_ablation.data.chunks import load_chunks
 from rag_ablation.llm.llama_cpp import LlamaCppBackend
 chunks = [c.text for c in load_chunks(sys.argv[2])]
 n = int(sys.argv[1])
-llm = LlamaCppBackend(n_threads=int(sys.argv[3]), n_threads_batch=2, n_ctx=2048)
+from concurrent.futures import ThreadPoolExecutor
+threads, batch, copies = (int(x) for x in sys.argv[3].split("/"))
+llm = LlamaCppBackend(n_threads=threads, n_threads_batch=batch, n_ctx=2048, copies=copies)
 def prompt(i):
     passages = "\\n\\n".join(chunks[(5 * i + j) % len(chunks)][:900] for j in range(5))
     return [{"role": "user", "content": f"Answer from the passages only.\\n\\n{passages}\\n\\nQuestion {i}: what do "
                                         f"these passages say about the procedure?"}]
-llm.chat(prompt(n), num_predict=4)
+with ThreadPoolExecutor(copies) as pool:  # load every copy first
+    list(pool.map(lambda i: llm.chat(prompt(n + i), num_predict=4), range(copies)))
 start = time.perf_counter()
-for i in range(n):
-    llm.chat(prompt(i), num_predict=48)
+with ThreadPoolExecutor(copies) as pool:
+    list(pool.map(lambda i: llm.chat(prompt(i), num_predict=48), range(n)))
 print(json.dumps(n / (time.perf_counter() - start)))
 """
 
@@ -102,17 +106,17 @@ def main() -> None:
     ap.add_argument("--answers", type=int, default=6,
                     help="answers per measurement of the whole-answer step: five ~900-character passages and a "
                          "question each (about 1,000 prompt tokens), 48 new tokens, as `generate` does")
-    ap.add_argument("--decode-threads", default="2",
-                    help="comma-separated decode thread counts (llm.threads) of the whole-answer step, each its own "
-                         "row; prompts are read on 2 (llm.threads_batch)")
+    ap.add_argument("--llm-settings", default="2/2/1",
+                    help="comma-separated THREADS/THREADS_BATCH/COPIES of the whole-answer step (llm.threads, "
+                         "llm.threads_batch, llm.concurrency: copies of the model answering at once), each its own row")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--steps", default=None, help="comma-separated step names to run (default: all)")
     ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated labels of POLICIES to run")
     args = ap.parse_args()
     if not args.chunks.is_file():
         raise SystemExit(f"{args.chunks} does not exist: run `dvc repro chunk@base` first, or pass --chunks")
-    whole = {f"llama.cpp whole answers, decode on {t} (answers/s)": (ANSWER, [str(args.answers), str(args.chunks), t])
-             for t in args.decode_threads.split(",")}
+    whole = {f"llama.cpp whole answers, threads/batch/copies {t} (answers/s)":
+             (ANSWER, [str(args.answers), str(args.chunks), t]) for t in args.llm_settings.split(",")}
     steps = {"llama.cpp decode (tokens/s)": (LLAMA, [str(args.tokens)]), **whole,
              "torch embedding (passages/s)": (TORCH, [str(args.passages), str(args.chunks)])}
     if args.steps:

@@ -53,10 +53,10 @@ TRANSFORM_KINDS = ("hyde", NO_TRANSFORM, "rewrite")
 NO_LLM = "none"  # the switch that runs everything needing no LLM and marks the rest unavailable
 LLM_BACKENDS = ("llama_cpp", "ollama", "openai", NO_LLM)
 # llm keys that apply to some backends only (the rest apply to all; threads and threads_batch are
-# for llama_cpp but stay accepted with the others, so `-S llm.backend=...` works on shipped params)
+# for llama_cpp but stay accepted with the others, and concurrency with none, so
+# `-S llm.backend=...` works on shipped params)
 LLM_KEY_BACKENDS = {"host": ("ollama",), "base_urls": ("openai",), "api_key_env": ("openai",),
-                    "concurrency": ("ollama", "openai"), "timeout": ("ollama", "openai"),
-                    "retries": ("ollama", "openai")}
+                    "timeout": ("ollama", "openai"), "retries": ("ollama", "openai")}
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 # rag_ablation.retrieval.embeddings.BACKENDS: in-process sentence-transformers, or any
@@ -620,8 +620,10 @@ class LlmConfig:
     ``model`` null means the packaged SmolLM2 for llama_cpp and is required for ollama and
     openai; ``host`` applies to ollama only; ``base_urls`` (required: API roots such as
     http://127.0.0.1:8000/v1) and ``api_key_env`` (the name of the environment variable holding
-    the key) to openai only; ``concurrency`` (requests in flight), ``timeout`` (seconds per
-    request) and ``retries`` (extra attempts after a passing fault) to ollama and openai only.
+    the key) to openai only; ``concurrency`` is the requests in flight (for llama_cpp: that many
+    copies of the model in the process, each answering one prompt at a time on ``threads`` /
+    ``threads_batch`` threads); ``timeout`` (seconds per request) and ``retries`` (extra attempts
+    after a passing fault) apply to ollama and openai only.
     ``backend: none`` is the switch for work without any LLM: every stage that needs one (LLM
     query transforms, the retrieval configs that search with them, answers) writes its output
     as unavailable, saying why, and everything else runs as usual."""

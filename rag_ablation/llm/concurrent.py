@@ -25,8 +25,9 @@ the answers already returned are stored and the error is raised at once; the pro
 when the requests in flight end (at most ``timeout`` seconds; a second Ctrl-C does not wait).
 
 Concurrency 1 is today's loop, unchanged. Concurrency above 1 needs a backend that answers
-requests in parallel from several threads; the embedded ``llama_cpp`` backend does not
-(``ValueError``).
+requests in parallel from several threads: the served ones, and the embedded ``llama_cpp``
+backend with as many copies of the model (``LlamaCppBackend(copies=N)``, ``llm.concurrency``).
+A backend named in ``SEQUENTIAL_ONLY`` is refused (``ValueError``); none is today.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from typing import Any, cast
 from rag_ablation.llm.base import Generation
 
 Messages = list[dict[str, Any]]
-SEQUENTIAL_ONLY = frozenset({"llama_cpp"})  # backends whose chat is not thread-safe
+SEQUENTIAL_ONLY: frozenset[str] = frozenset()  # backends whose chat is not thread-safe
 
 
 class _Sized:

