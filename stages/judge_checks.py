@@ -1,12 +1,13 @@
 """Stage `judge_checks`: canaries and bias tests of the judges (numbers come in judge_eval).
 
-Canaries: for every answerable question with a hand grade, six made-up answers
+Canaries: for every answerable question with a hand grade (or a seeded sample of
+`judge.canary_sample` of them, seeded by `judge.bias_seed`), six made-up answers
 (`rag_ablation.llm.judging.canaries`: "Yes.", "Sure, here is the answer.", the question
 repeated, empty, the reference padded to about three times its length with no new facts, and a
 rewording of the reference), judged by every judge of `judge.judges`.
 
 Bias (the LLM judge only; skipped, saying why, when its backend is none): for `judge.bias_sample`
-of those questions (seeded by `judge.bias_seed`), the reference against its padded version,
+of the graded answerable questions (seeded by `judge.bias_seed`), the reference against its padded version,
 judged in both orders (position and length). Self-preference when `judge.second_llm` is set: the
 second model answers the same questions from the same passages and prompt as the first
 config of `generation.configs` (not measured when there is none), and each model judges each
@@ -56,7 +57,8 @@ def main() -> None:
     graded = sorted({g.id for g in load_grades(args.grades)
                      if g.id in questions and Question(**questions[g.id]).answerable})
     cache = PromptCache()
-    out: dict = {"judges": {}, "canaries": {"kinds": list(CANARY_KINDS), "questions": graded, "items": []},
+    canaried = graded if jc.canary_sample is None else bias_sample(graded, jc.canary_sample, jc.bias_seed)
+    out: dict = {"judges": {}, "canaries": {"kinds": list(CANARY_KINDS), "questions": canaried, "items": []},
                  "length": None, "self_preference": None}
 
     available = judge_availability(judges=jc.judges, judge_llm=judge_cfg)
@@ -71,7 +73,7 @@ def main() -> None:
     judges = build_judges(available.runnable, token_f1_threshold=jc.token_f1_threshold,
                           llm=(lambda: llm_judge(judge_llm, template, num_predict=jc.num_predict,
                                                  concurrency=judge_cfg.concurrency)) if llm_ok else None)
-    out["canaries"]["items"] = canary_rows(graded, questions, judges)
+    out["canaries"]["items"] = canary_rows(canaried, questions, judges)
 
     sample = bias_sample(graded, jc.bias_sample, jc.bias_seed)
     if not llm_ok:
@@ -108,7 +110,7 @@ def main() -> None:
                                             "second": (second_judge, jc.second_llm.concurrency)},
                                            pair_template, questions, first, second, ids, num_predict=jc.num_predict)}
     write_json(args.out, out)
-    print(f"judge_checks: {len(out['canaries']['items'])} canaries over {len(graded)} graded questions; "
+    print(f"judge_checks: {len(out['canaries']['items'])} canaries over {len(canaried)} of {len(graded)} graded questions; "
           f"{len(sample)} length pairs; self-preference {out['self_preference']['status']}", file=sys.stderr)
 
 

@@ -438,6 +438,27 @@ def test_judge_rerun_is_served_from_the_cache_and_identical(judged, tmp_path):
     assert (tmp_path / "again.json").read_bytes() == (judged / "build/judgments/bm25.json").read_bytes()
 
 
+def test_canary_sample_makes_canaries_for_a_seeded_sample_of_the_graded_questions(judged, tmp_path):
+    from rag_ablation.llm.judge_checks import bias_sample
+    params = yaml.safe_load((judged / "params.yaml").read_text())
+    params["judge"]["canary_sample"] = 2
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    shutil.copytree(judged / "prompts", tmp_path / "prompts")
+    b = judged / "build"
+    res = subprocess.run([sys.executable, str(ROOT / "stages/judge_checks.py"), "--questions", str(b / "q.jsonl"),
+                          "--grades", str(judged / "grades.jsonl"), "--answers", str(b / "answers"),
+                          "--runs", str(b / "runs"), "--prompts", "prompts", "--out", str(tmp_path / "checks.json")],
+                         cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "RAG_ABLATION_CACHE": str(judged / ".cache")})  # the verdicts are cached
+    assert res.returncode == 0, res.stderr
+    out, full = load(tmp_path / "checks.json"), load(judged / "build/checks.json")
+    graded = full["canaries"]["questions"]
+    assert out["canaries"]["questions"] == bias_sample(graded, 2, params["judge"]["bias_seed"])
+    assert [it for it in full["canaries"]["items"] if it["id"] in out["canaries"]["questions"]] == out["canaries"]["items"]
+    assert out["length"] == full["length"]  # the length pairs still come from every graded question
+    assert "12 canaries over 2 of" in res.stderr
+
+
 def test_without_an_llm_the_judge_free_judges_still_run(judged, tmp_path):
     params = yaml.safe_load((judged / "params.yaml").read_text())
     params["llm"] = {"backend": "none"}

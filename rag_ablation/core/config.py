@@ -752,7 +752,9 @@ class JudgeConfig:
     block with the keys of ``llm:``; None = the answer model of ``llm:``), and the bias tests:
     ``bias_sample`` graded questions (seeded by ``bias_seed``) for the length pairs and
     self-preference, and ``second_llm`` (a block like ``llm:``, or None): a second answer model
-    whose answers both models judge, for self-preference."""
+    whose answers both models judge, for self-preference. ``canary_sample``: the canaries are
+    made for a seeded sample (``bias_seed``) of that many graded answerable questions; None: for
+    every one."""
 
     judges: tuple[str, ...] = JUDGE_NAMES
     token_f1_threshold: float = 0.5
@@ -763,6 +765,7 @@ class JudgeConfig:
     bias_sample: int = 20
     bias_seed: int = 0
     second_llm: LlmConfig | None = None
+    canary_sample: int | None = None
 
     @classmethod
     def from_params(cls, spec: Any) -> JudgeConfig:
@@ -774,7 +777,7 @@ class JudgeConfig:
         v = read_block(spec, "judge", {
             "judges": judges, "token_f1_threshold": unit_number, "prompt": text, "pairwise_prompt": text,
             "num_predict": positive_int, "llm": lambda x, w: LlmConfig.from_params(x, w),
-            "bias_sample": positive_int, "bias_seed": integer,
+            "bias_sample": positive_int, "bias_seed": integer, "canary_sample": positive_int,
             "second_llm": lambda x, w: LlmConfig.from_params(x, w)}, defaults=field_defaults(cls))
         return cls(**v)
 

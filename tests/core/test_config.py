@@ -251,6 +251,9 @@ def test_judge_block_errors_name_the_key_and_the_choices():
     assert msg.startswith("judge.llm.model: missing"), msg
     assert "judge.second_llm.timeout" in error_of(with_change("judge.second_llm", {"backend": "ollama", "model": "m",
                                                                                     "timeout": -1}))
+    assert error_of(with_change("judge.canary_sample", 0)).startswith("judge.canary_sample: expected a positive")
+    assert Params.from_params(with_change("judge.canary_sample", 36)).judge.canary_sample == 36
+    assert Params.from_params(with_change("judge.canary_sample", None, delete=True)).judge.canary_sample is None
 
 
 def test_rrf_ties_default_to_dense_and_apply_to_rrf_only():

@@ -176,6 +176,7 @@ def comparison_section(detail: Detail, confidence: float) -> str:
 
 def canary_section(detail: Detail, judges: Sequence[str]) -> str:
     rows = []
+    n = next((r["n"] for c in detail["canaries"].values() if c and "status" not in c for r in c.values()), None)
     for j in judges:
         c = detail["canaries"].get(j)
         if not c or "status" in c:
@@ -187,7 +188,9 @@ def canary_section(detail: Detail, judges: Sequence[str]) -> str:
                          f"{r['n']}" + (f" ({r['invalid']} invalid)" if r["invalid"] else "")])
     return "\n".join([
         "## Canaries", "",
-        "Made-up answers for every graded answerable question (texts in metrics/scores/canaries.csv): four that "
+        "Made-up answers for " + (f"{n} graded answerable questions (all of them, or a seeded sample of "
+                                  "`judge.canary_sample`)" if n else "the graded answerable questions")
+        + " (texts in metrics/scores/canaries.csv): four that "
         "must be rejected (\"Yes.\", \"Sure, here is the answer.\", the question repeated, an empty answer) and two "
         "that must be accepted (the reference padded to about three times its length with no new facts, and the "
         "reference reworded). The share the judge accepted, with a Wilson interval:", "",
