@@ -520,7 +520,7 @@ def test_report_has_the_graded_answer_sections(judged):
         assert heading in text
     assert "Self-preference: not measured: needs two answer models" in text
     assert ("5 hand grades (the data set's grades.jsonl; the handbook's is data/labels/grades.jsonl) match the "
-            "current text of 8 answers; 1 graded an answer") in text
+            "current text of 8 answers; 1 graded another text of a current answer") in text
 
 
 def test_a_second_answer_model_measures_self_preference_end_to_end(judged, tmp_path):
