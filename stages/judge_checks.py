@@ -28,8 +28,8 @@ from rag_ablation.core.config import LlmConfig, load_config
 from rag_ablation.evaluation.judges.grades import load_grades
 from rag_ablation.core.io import read_jsonl, write_json
 from rag_ablation.llm.registry import backend_from_config
-from rag_ablation.llm.judge_checks import (BIAS_TESTS_UNAVAILABLE, CANARY_KINDS, bias_sample, canary_rows,
-                                           length_pairs, second_answers, self_preference_pairs)
+from rag_ablation.llm.judge_checks import (BIAS_TESTS_UNAVAILABLE, CANARY_KINDS, bias_sample, canary_questions,
+                                           canary_rows, length_pairs, second_answers, self_preference_pairs)
 from rag_ablation.llm.judging import build_judges, judge_availability, llm_judge
 from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.prompting import load_template
@@ -57,7 +57,7 @@ def main() -> None:
     graded = sorted({g.id for g in load_grades(args.grades)
                      if g.id in questions and Question(**questions[g.id]).answerable})
     cache = PromptCache()
-    canaried = graded if jc.canary_sample is None else bias_sample(graded, jc.canary_sample, jc.bias_seed)
+    canaried = canary_questions(graded, jc.canary_sample, jc.bias_seed)
     out: dict = {"judges": {}, "canaries": {"kinds": list(CANARY_KINDS), "questions": canaried, "items": []},
                  "length": None, "self_preference": None}
 

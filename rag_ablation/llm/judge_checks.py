@@ -49,6 +49,12 @@ def bias_sample(graded: Sequence[str], size: int, seed: int) -> list[str]:
     return sorted(random.Random(seed).sample(list(graded), min(size, len(graded))))
 
 
+def canary_questions(graded: Sequence[str], size: int | None, seed: int) -> list[str]:
+    """The graded question ids that get canaries: all of them when ``size`` is None
+    (``judge.canary_sample: null``), else ``bias_sample(graded, size, seed)``."""
+    return list(graded) if size is None else bias_sample(graded, size, seed)
+
+
 def pair_row(qid: str, r: PairResult, x: str, y: str) -> dict[str, Any]:
     """One pair judged both ways, with the answers named ``x`` and ``y`` (module docstring)."""
     names = {"x": x, "y": y}
