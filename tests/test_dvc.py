@@ -1,6 +1,6 @@
 """DVC behaviour of the real dvc.yaml, in a temporary git repository on the fixture corpus:
-only changed configs rerun, `dvc exp run -S chunk_size=...` sweeps, a removed config leaves
-the metrics, and a second `dvc repro` runs nothing."""
+only changed configs rerun, a removed config leaves the metrics, and a second `dvc repro` runs
+nothing. (`dvc exp run -S chunk_size=400` is the README's daily block: tests/test_readme.py.)"""
 from __future__ import annotations
 
 import json
@@ -36,6 +36,17 @@ READS_SCORES = {"evaluate", "stats", "judge_eval", "gate", "report", "report_htm
 """The stages that read the per-question scores (and so may rerun after a score changes)."""
 
 
+def restore(repo) -> None:
+    """Back to the committed state for the next test: git's files (params, code, dvc.lock, the
+    metrics) from the commit, DVC's outputs from its cache. Faster than a second ``dvc repro``,
+    which would rerun every stage DVC keeps no run record of (score, judge_eval, report)."""
+    sh(repo, "git", "checkout", "-q", "--", ".")
+    sh(repo, "git", "clean", "-fdq")
+    sh(repo, DVC, "checkout", "-q", "--force")
+    status = sh(repo, DVC, "status")
+    assert "up to date" in status, status
+
+
 def metrics(d):
     return json.loads((d / "metrics/retrieval.json").read_text())
 
@@ -54,20 +65,7 @@ def test_changing_one_config_reruns_only_its_instances(repo):
     # judge_checks reads the runs folder (the passages of self-preference); it replays its cache
     # index_plan reads every retrieval config; its files stay the same, so no index stage reruns
     assert ran(out) == {"index_plan", "retrieve@hybrid", "score", "judge_checks"} | READS_SCORES
-    sh(repo, "git", "checkout", "--", "params.yaml")
-    sh(repo, DVC, "repro")  # restores the committed state (from the run-cache)
-
-
-def test_exp_run_chunk_size_changes_the_metrics(repo):
-    before = metrics(repo)
-    sh(repo, DVC, "exp", "run", "-S", "chunk_size=150")
-    after = metrics(repo)
-    idx = json.loads((repo / "metrics/index/base.json").read_text())
-    assert idx["n_chunks"] > 0
-    assert after != before
-    assert yaml.safe_load((repo / "params.yaml").read_text())["chunk_size"] == 150
-    sh(repo, "git", "checkout", "--", ".")
-    sh(repo, DVC, "checkout", "-q")
+    restore(repo)
 
 
 def test_removed_config_disappears_from_metrics(repo):
@@ -78,8 +76,7 @@ def test_removed_config_disappears_from_metrics(repo):
     assert {"score", "evaluate", "stats", "report"} <= ran(out) <= {"index_plan", "score"} | READS_SCORES
     assert "dense" not in metrics(repo)
     assert "dense" not in json.loads((repo / "metrics/stats.json").read_text()) and "hybrid" in metrics(repo)
-    sh(repo, "git", "checkout", "--", "params.yaml")
-    sh(repo, DVC, "repro")
+    restore(repo)
 
 
 def test_a_bm25_only_study_embeds_nothing(repo):
@@ -98,8 +95,7 @@ def test_a_bm25_only_study_embeds_nothing(repo):
     # retrieve@bm25 lists its chunking's dense folder (DVC cannot make deps depend on the method),
     # so it reruns when that folder becomes the marker, and writes the same run
     assert before == {n: (repo / f"data/build/runs/{n}.json").read_bytes() for n in before}
-    sh(repo, "git", "checkout", "--", "params.yaml")
-    out = sh(repo, DVC, "repro")
+    restore(repo)
     assert (repo / "data/build/dense/base/index.faiss").is_file()
 
 
@@ -110,8 +106,7 @@ def test_evaluation_settings_never_rerun_generation(repo):
     out = sh(repo, DVC, "repro")
     # scoring reruns; evaluate only if a score changed (DVC stops at identical outputs)
     assert "score" in ran(out) and ran(out) <= {"score"} | READS_SCORES
-    sh(repo, "git", "checkout", "--", "params.yaml")
-    sh(repo, DVC, "repro")
+    restore(repo)
 
 
 def test_a_label_change_reruns_labels_and_scoring_only(repo):
@@ -123,8 +118,7 @@ def test_a_label_change_reruns_labels_and_scoring_only(repo):
     out = sh(repo, DVC, "repro")
     labels_and_scoring = {"labels@base", "labels@heading", "score"}
     assert labels_and_scoring <= ran(out) <= labels_and_scoring | READS_SCORES, ran(out)
-    sh(repo, "git", "checkout", "--", "params.yaml")
-    sh(repo, DVC, "repro")
+    restore(repo)
 
 
 def test_an_llm_code_edit_reruns_no_retrieval_or_scoring_stage(repo):
@@ -138,7 +132,7 @@ def test_an_llm_code_edit_reruns_no_retrieval_or_scoring_stage(repo):
     finally:
         prompting.write_text(original)
     assert ran(out) and all(s.split("@")[0] in {"queries", "generate", "judge", "judge_checks"} for s in ran(out)), ran(out)
-    sh(repo, DVC, "repro")
+    restore(repo)
 
 
 def test_bm25_mmap_reruns_only_the_bm25_and_retrieve_stages(repo):
@@ -158,8 +152,7 @@ def test_bm25_mmap_reruns_only_the_bm25_and_retrieve_stages(repo):
     assert ran(out) == {"bm25@base", "bm25@heading"} | {f"retrieve@{n}" for n in p["retrieval"]}, ran(out)
     assert {f.name: f.read_bytes() for f in (repo / "data/build/runs").iterdir()} == runs
     assert (repo / "data/build/bm25/base/bm25s").is_dir() and not (repo / "data/build/bm25/base/tokens.jsonl").exists()
-    sh(repo, "git", "checkout", "--", "params.yaml")
-    sh(repo, DVC, "repro")
+    restore(repo)
 
 
 def test_an_audit_line_reruns_only_scoring_and_what_reads_scores(repo):
@@ -171,8 +164,7 @@ def test_an_audit_line_reruns_only_scoring_and_what_reads_scores(repo):
     (repo / "data/labels/audit.jsonl").write_text(json.dumps(line) + "\n")
     out = sh(repo, DVC, "repro")
     assert "score" in ran(out) and ran(out) <= {"dataset", "score"} | READS_SCORES, ran(out)
-    sh(repo, "git", "checkout", "--", "data/labels/audit.jsonl")
-    sh(repo, DVC, "repro")
+    restore(repo)
 
 
 def test_diff_against_main_names_the_questions_a_tokenizer_swap_broke(repo):
@@ -194,8 +186,7 @@ def test_diff_against_main_names_the_questions_a_tokenizer_swap_broke(repo):
     assert broken and any(before[q]["slice"] == "identifier" for q in broken), broken
     for q in broken:
         assert q in out, (q, out)
-    sh(repo, "git", "checkout", "--", "params.yaml")
-    sh(repo, DVC, "repro")
+    restore(repo)
 
 
 def test_a_pipeline_without_answered_configs_still_parses_and_runs_retrieval(repo):
@@ -211,5 +202,4 @@ def test_a_pipeline_without_answered_configs_still_parses_and_runs_retrieval(rep
         assert checks["self_preference"]["status"] == "not measured"
         assert "judge_eval" in ran(out) or "judge_checks" in ran(out)
     finally:
-        sh(repo, "git", "checkout", "--", "params.yaml")
-        sh(repo, DVC, "repro")
+        restore(repo)

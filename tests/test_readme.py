@@ -80,10 +80,21 @@ def test_the_system_shell_has_no_project_environment(repo):
 
 
 def test_daily_commands_as_written(repo):
+    """The daily block ends with `dvc exp run -S chunk_size=400` (the fixture chunks at 300): the
+    experiment runs in the workspace, so params.yaml holds the new size, the index has fewer,
+    longer chunks and the retrieval metrics move."""
+    import json
+
+    def read(name: str) -> dict:
+        return json.loads((repo / "metrics" / name).read_text())
+
+    before, chunks_before = read("retrieval.json"), read("index/base.json")["n_chunks"]
     res = bash(repo, readme_blocks()["daily"])
     assert res.returncode == 0, res.stdout + res.stderr
     params = yaml.safe_load((repo / "params.yaml").read_text())
     assert params["chunk_size"] == 400, "the experiment ran in the workspace"
+    assert 0 < read("index/base.json")["n_chunks"] < chunks_before
+    assert read("retrieval.json") != before
     run_in(repo, "git", "checkout", "--", ".")
     run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
 
