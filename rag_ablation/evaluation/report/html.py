@@ -19,7 +19,8 @@ sorted by change); the config table (intervals, ranx letters with a legend, per-
 unavailable configs with their reason); quality against cost; the questions x configs grid
 (filters: changed against the baseline only, one slice; every cell links to its question); the
 question view (rendered on demand from the blob when a link ``#q/ID`` is followed, so 1,000
-questions x 20 configs stays quick); the judge panel; the sweep summary when one was given.
+questions x 20 configs stays quick); the judge panel, with the answered configs compared by
+hand grades (paired difference, McNemar, fixed and broken questions); the sweep summary when one was given.
 
 Deterministic: the same data give the same bytes (keys sorted, no timestamps, no random ids).
 """
@@ -536,6 +537,31 @@ window.renderQuestion = renderQuestion;
     cards.appendChild(card);
   });
   box.appendChild(cards);
+  var C = J.comparison;
+  if (C) {
+    var links = function (ids) {
+      var span = el("span");
+      ids.forEach(function (id, i) {
+        if (i) span.appendChild(document.createTextNode(", "));
+        span.appendChild(el("a", {href: qLink(id), text: id}));
+      });
+      return ids.length ? span : "none";
+    };
+    var pts = function (x) {
+      return x === null || x === undefined ? "n/a" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1) + " pts";
+    };
+    box.appendChild(el("h3", {text: "Answer configs compared, by hand grades"}));
+    box.appendChild(el("p", {cls: "small", text: "Each answered config against " + C.baseline + " on the questions " +
+      "hand-graded for both, paired by question: the difference in accuracy with its paired bootstrap interval, the " +
+      "questions it fixed (wrong in " + C.baseline + ", right here) and broke, and the exact McNemar p on those. An " +
+      "interval that includes 0 is no evidence either way."}));
+    box.appendChild(table(["config", "graded in both", C.baseline, "config", "difference (interval)", "McNemar p",
+                           "fixed", "broken"], C.rows.map(function (r) {
+      if (r.reason) return {cls: "unavailable", cells: [r.config, "unavailable: " + r.reason, "", "", "", "", "", ""]};
+      return [r.config, String(r.n), pct(r.baseline_accuracy), pct(r.accuracy), withCi(r, pts),
+              Number(r.p_mcnemar).toPrecision(3), links(r.fixed), links(r.broken)];
+    }), "answer-comparison"));
+  }
   var p = J.position;
   box.appendChild(el("p", {cls: "small", text: p.pairs !== undefined ?
     "Position consistency: " + p.consistent + "/" + p.pairs + " pairs judged the same in both orders (" +

@@ -419,7 +419,29 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
     length = judge.get("bias", {}).get("length", {})
     position = ({k: length.get(k) for k in ("pairs", "consistent", "consistency", "ties", "long_wins", "short_wins")}
                 if "pairs" in length else {"reason": length.get("reason") or length.get("status") or "not run"})
-    return {"judges": panel, "position": position, "grades": dict(judge.get("grades", {}))}
+    return {"judges": panel, "position": position, "grades": dict(judge.get("grades", {})),
+            "comparison": answer_comparison(judge)}
+
+
+def answer_comparison(judge: Mapping[str, Any]) -> Json | None:
+    """judge_eval's ``comparison``: each answered config against the baseline on the questions
+    hand-graded for both, paired by question. Per config the two accuracies, the difference with
+    its paired bootstrap interval (``delta``, ``ci_low``, ``ci_high``), the ids it fixed (wrong in
+    the baseline, right here) and broke, and the exact McNemar p on those; or ``reason`` when
+    judge_eval could not compare it. None with fewer than two answered configs."""
+    comp = judge.get("comparison") or {}
+    if not comp.get("configs"):
+        return None
+    rows: list[Json] = []
+    for name, e in comp["configs"].items():
+        if e.get("status") != "ok":
+            rows.append({"config": name, "reason": e.get("reason") or e.get("status") or "not compared"})
+            continue
+        d = e["difference"]
+        rows.append({"config": name, "n": e["n"], "baseline_accuracy": e["baseline_accuracy"],
+                     "accuracy": e["accuracy"], "delta": d["estimate"], "ci_low": d["low"], "ci_high": d["high"],
+                     "fixed": list(e["fixed_ids"]), "broken": list(e["broken_ids"]), "p_mcnemar": e["p_mcnemar"]})
+    return {"baseline": comp["baseline"], "rows": rows}
 
 
 def _estimate(d: Mapping[str, Any] | None) -> Json | None:

@@ -116,7 +116,13 @@ def tiny_project(d: Path) -> Path:
                                                  "expected_accept": False}}},
              "bias": {"length": {"pairs": 4, "consistent": 3, "consistency": 0.75, "ties": 1, "long_wins": 2,
                                  "short_wins": 1}},
-             "grades": {"answers": 8, "matching": 8, "stale": 0, "unknown": 0}}
+             "grades": {"answers": 8, "matching": 8, "stale": 0, "unknown": 0},
+             "comparison": {"baseline": "bm25", "configs": {
+                 "hybrid": {"status": "ok", "n": 8, "baseline_accuracy": 0.5, "accuracy": 0.625,
+                            "difference": {"estimate": 0.125, "low": -0.25, "high": 0.5, "method": "percentile"},
+                            "fixed": 2, "broken": 1, "fixed_ids": ["q1", "q7"], "broken_ids": ["q2"],
+                            "both_right": 3, "both_wrong": 2, "p_mcnemar": 1.0},
+                 "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}}}
     write(d / "metrics/judge_detail.json", json.dumps(judge))
     for name, ms in P95.items():
         write(d / f"metrics/latency/{name}.json", json.dumps({"total": {"p95_ms": ms}}))
@@ -228,6 +234,11 @@ def test_judge_panel_and_sweep(data):
     assert j["token_f1"]["confusion"]["tp"] == 3 and j["token_f1"]["kappa"]["value"] == 0.5
     assert j["llm"]["reason"] == "no hand grades for the llm judge"
     assert data["judge"]["position"]["consistent"] == 3
+    comp = data["judge"]["comparison"]
+    assert comp["baseline"] == "bm25" and comp["rows"] == [
+        {"config": "hybrid", "n": 8, "baseline_accuracy": 0.5, "accuracy": 0.625, "delta": 0.125, "ci_low": -0.25,
+         "ci_high": 0.5, "fixed": ["q1", "q7"], "broken": ["q2"], "p_mcnemar": 1.0},
+        {"config": "dense", "reason": "no question hand-graded for both"}]
     assert [r["candidate"] for r in data["sweep"]["rows"]] == ["bm25@a", "dense@a"]
 
 

@@ -68,6 +68,12 @@ def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
         assert marks(browser, "cost-chart") == 4 and marks(browser, "sweep-chart") == 2
         assert marks(browser, "answer-cost") == 1
         assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == 9
+        cells = browser.evaluate("Array.from(document.querySelectorAll('table.answer-comparison tbody tr'))"
+                                 ".map(r => Array.from(r.cells).map(c => c.textContent))")
+        assert cells == [["hybrid", "8", "50.0%", "62.5%", "+12.5 pts (-25.0 pts to +50.0 pts)", "1.00", "q1, q7", "q2"],
+                         ["dense", "unavailable: no question hand-graded for both", "", "", "", "", "", ""]]
+        assert browser.evaluate("Array.from(document.querySelectorAll('table.answer-comparison a'))"
+                                ".map(a => a.getAttribute('href'))") == ["#q/q1", "#q/q7", "#q/q2"]
 
         browser.evaluate("document.querySelector('#grid-table tr.qrow[data-q=\"q0\"] td.cell[data-config=\"dense\"] a')"
                          ".click()")
