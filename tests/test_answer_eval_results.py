@@ -61,3 +61,38 @@ def test_the_paired_comparison_is_mcnemar_on_the_fixed_and_broken_questions():
     assert (e["fixed_ids"], e["broken_ids"]) == (fixed, broken)
     assert e["p_mcnemar"] == pytest.approx(binomtest(len(fixed), len(fixed) + len(broken), 0.5).pvalue)
     assert e["difference"]["low"] <= e["difference"]["estimate"] <= e["difference"]["high"]
+
+
+def transform_row(stats: dict, config: str) -> str:
+    """The README's row for a query transform from a stats.json: recall@5, MRR@10, the paired
+    change in hit@5 against `dense` with its interval, fixed and broken, and Holm's p."""
+    m, v = stats[config], stats[config]["vs_baseline"]["hit_at_5"]
+
+    def pts(x: float) -> str:
+        return f"{100 * x:+.1f}".replace("+0.0", "0.0").replace("-0.0", "0.0")
+
+    p = "<0.001" if v["p_holm"] < 0.001 else "1.0" if v["p_holm"] == 1 else f"{v['p_holm']:.3f}"
+    return (f"| {m['recall_at_5']['value']:.3f} | {m['mrr_at_10']['value']:.3f} | {pts(v['delta'])} pts "
+            f"({pts(v['ci_low'])} to {pts(v['ci_high'])}); {v['fixed']} fixed, {v['broken']} broken | {p} |")
+
+
+def test_the_whole_experiment_rows_are_its_stats_and_only_the_llm_configs_moved():
+    """results/.../experiment/ holds the metrics of `dvc exp run -S llm.model=qwen2.5-coder-1.5b`:
+    the README's rewrite and HyDE rows are what its stats.json (1.5B) and the committed
+    metrics/stats.json (SmolLM2) say, and every config that reads no LLM output has the same
+    retrieval numbers in both."""
+    readme = (RESULTS / "README.md").read_text()
+    qwen = json.loads((RESULTS / "experiment/stats.json").read_text())
+    smol = json.loads((ROOT / "metrics/stats.json").read_text())
+    for config in ("rewrite", "hyde"):
+        for writer, stats in (("SmolLM2-135M", smol), ("Qwen2.5-Coder-1.5B", qwen)):
+            row = f"| `{config}` | {writer} {transform_row(stats, config)}"
+            assert row in readme, row
+    retrieval = json.loads((RESULTS / "experiment/retrieval.json").read_text())
+    committed = json.loads((ROOT / "metrics/retrieval.json").read_text())
+    no_llm = [c for c in committed if c not in ("rewrite", "hyde", "rewrite_hybrid_rerank")]
+    assert len(no_llm) >= 15
+    for c in no_llm:
+        assert {k: v for k, v in retrieval[c].items() if k != "answers"} == \
+            {k: v for k, v in committed[c].items() if k != "answers"}, c
+    assert retrieval["hyde"]["recall_at_5"] != committed["hyde"]["recall_at_5"]
