@@ -69,7 +69,7 @@ def transform_row(stats: dict, config: str) -> str:
     m, v = stats[config], stats[config]["vs_baseline"]["hit_at_5"]
 
     def pts(x: float) -> str:
-        return f"{100 * x:+.1f}".replace("+0.0", "0.0").replace("-0.0", "0.0")
+        return "0.0" if round(100 * x, 1) == 0 else f"{100 * x:+.1f}"
 
     p = "<0.001" if v["p_holm"] < 0.001 else "1.0" if v["p_holm"] == 1 else f"{v['p_holm']:.3f}"
     return (f"| {m['recall_at_5']['value']:.3f} | {m['mrr_at_10']['value']:.3f} | {pts(v['delta'])} pts "
