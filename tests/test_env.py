@@ -84,3 +84,21 @@ def test_a_stage_sets_the_openmp_spin_count_unless_the_user_chose_a_setting(tmp_
                          env={**env, **given})
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout) == expected
+
+
+def test_dvc_parses_yaml_with_ruamels_c_parser_and_reads_the_same_values():
+    """The environment holds ruamel.yaml's C parser (the `ruamel.yaml.clib` dependency), which
+    DVC's safe loads of params.yaml and dvc.lock use, and it reads every YAML file DVC reads here
+    exactly as ruamel's pure-Python parser does (same keys, values and types)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.main import CParser
+
+    from dvc.utils.serialize import load_yaml
+
+    assert CParser is not None, "ruamel.yaml.clib is missing: `make install` installs it"
+    assert YAML(typ="safe").Parser is CParser
+    files = [ROOT / "params.yaml", ROOT / "dvc.yaml", ROOT / "dvc.lock", ROOT / "tests/fixtures/params.yaml"]
+    for path in files:
+        fast = load_yaml(str(path))  # DVC's own loader (typ="safe")
+        pure = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        assert fast == pure and fast, path
