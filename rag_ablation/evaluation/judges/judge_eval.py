@@ -20,8 +20,10 @@ A hand grade counts only for the exact answer text it was given for (``grades.ma
   (``stats.baseline`` when it is answered, else the first answered config) on the questions hand-graded
   in both, by the hand grades: each side's accuracy, the paired difference (new - baseline) with
   its bootstrap interval over questions (``stats.method``, ``resamples``, ``seed``,
-  ``confidence``), the fixed and broken questions and the exact McNemar p-value on them
-  (``sign_test_p``). Fewer than 2 questions graded in both: ``unavailable`` with the reason.
+  ``confidence``; with ``stats.cluster``, over whole source documents, as the retrieval
+  comparisons, when the compared questions come from at least two), the fixed and broken
+  questions and the exact McNemar p-value on them (``sign_test_p``). Fewer than 2 questions
+  graded in both: ``unavailable`` with the reason.
 * Failure tables and the two-by-two per config, from hand grades on the graded answers
   (``source: hand grades``) and from the primary judge (``primary_judge``: the one that agrees
   best with the hand grades, by Cohen's kappa) on every answer.
@@ -109,10 +111,12 @@ def config_accuracy(judge_all: Mapping[str, bool | None], hand: Mapping[str, boo
 
 
 def answer_comparison(hand: Mapping[tuple[str, str], bool], configs: Sequence[str],
-                      settings: StatsConfig) -> dict[str, Any]:
+                      settings: StatsConfig, docs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Hand-graded accuracy of each of ``configs`` against the baseline's, paired by question
-    (module docstring). ``hand``: ``(config, id)`` -> the hand verdict is correct. Empty with
-    fewer than two configs."""
+    (module docstring). ``hand``: ``(config, id)`` -> the hand verdict is correct; ``docs``:
+    question id -> its source document, the cluster label when ``settings.cluster`` is set
+    (the interval's ``method`` then reads ``cluster-...``; a question without one, or compared
+    questions all from one document, resample questions). Empty with fewer than two configs."""
     if len(configs) < 2:
         return {}
     base = settings.baseline if settings.baseline in configs else configs[0]
@@ -127,8 +131,10 @@ def answer_comparison(hand: Mapping[tuple[str, str], bool], configs: Sequence[st
             continue
         b = [float(hand[(base, i)]) for i in ids]
         n = [float(hand[(c, i)]) for i in ids]
+        labels = [docs.get(i) for i in ids] if settings.cluster and docs else None
+        clusters = labels if labels and None not in labels and len(set(labels)) >= 2 else None
         diff = paired_bootstrap_ci(b, n, method=settings.method, n_resamples=settings.resamples,
-                                   seed=settings.seed, confidence=settings.confidence)
+                                   seed=settings.seed, confidence=settings.confidence, clusters=clusters)
         counts = paired_counts(b, n)
         out["configs"][c] = {
             "status": "ok", "n": len(ids), "baseline_accuracy": sum(b) / len(b), "accuracy": sum(n) / len(n),
@@ -283,7 +289,8 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
                          if j in available[config] else "unavailable")
             verdict_rows.append(vr)
 
-    detail["comparison"] = answer_comparison(hand, [c for c in judgments if c in available], settings)
+    doc_of = {str(r["id"]): str(r["doc"]) for r in answer_rows if r.get("doc") not in (None, "")}
+    detail["comparison"] = answer_comparison(hand, [c for c in judgments if c in available], settings, doc_of)
 
     if checks:
         items = checks["canaries"]["items"]

@@ -164,10 +164,13 @@ def comparison_section(detail: Detail, confidence: float) -> str:
                      f"{e['fixed']} / {e['broken']}", f"{e['p_mcnemar']:.3g}"])
     ids = [f"- `{c}` fixed: {_ids(e['fixed_ids'])}; broken: {_ids(e['broken_ids'])}"
            for c, e in comp["configs"].items() if e.get("status") == "ok"]
+    clustered = any(str(e["difference"].get("method", "")).startswith("cluster")
+                    for e in comp["configs"].values() if e.get("status") == "ok")
+    over = " (resampling whole source documents: `stats.cluster`)" if clustered else ""
     return "\n".join([
         "## Answer configs compared, by hand grades", "",
         f"Each answered config against `{base}` on the questions hand-graded for both, paired by question: the "
-        f"difference in accuracy with its {confidence:.0%} paired bootstrap interval, the questions it fixed "
+        f"difference in accuracy with its {confidence:.0%} paired bootstrap interval{over}, the questions it fixed "
         "(wrong in the baseline, right here) and broke, and the exact McNemar p-value on those. An interval "
         "that includes 0 is no evidence either way.", "",
         table(["config", "questions graded in both", f"`{base}`", "config", "difference (interval)",

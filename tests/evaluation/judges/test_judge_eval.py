@@ -161,6 +161,35 @@ def test_the_primary_judge_is_the_one_that_agrees_best_with_the_hand_grades():
     assert primary_judge([], cal) is None
 
 
+def test_answer_configs_are_compared_over_source_documents_with_stats_cluster():
+    """With ``stats.cluster`` the paired interval resamples whole source documents (q0-q2 from
+    a, q3-q4 from b): the cluster bootstrap of the same differences, as the retrieval
+    comparisons do; without it, or with every compared question from one document, questions."""
+    from dataclasses import replace
+
+    from rag_ablation.evaluation.judges.judge_eval import answer_comparison
+    from rag_ablation.evaluation.report.judge_report import comparison_section
+    from rag_ablation.evaluation.statistics.inference import paired_bootstrap_ci
+    dense = [1.0, 1.0, 1.0, 0.0, 0.0]
+    hybrid = [1.0, 0.0, 0.0, 1.0, 1.0]
+    hand = {**{("dense", f"q{i}"): bool(v) for i, v in enumerate(dense)},
+            **{("hybrid", f"q{i}"): bool(v) for i, v in enumerate(hybrid)}}
+    docs = {"q0": "a", "q1": "a", "q2": "a", "q3": "b", "q4": "b"}
+    clustered = replace(SETTINGS, cluster=True)
+    diff = answer_comparison(hand, ["dense", "hybrid"], clustered, docs)["configs"]["hybrid"]["difference"]
+    ci = paired_bootstrap_ci(dense, hybrid, n_resamples=500, seed=0, clusters=[docs[f"q{i}"] for i in range(5)])
+    assert diff == {"estimate": 0.0, "low": ci.low, "high": ci.high, "method": "cluster-percentile"}
+    text = comparison_section({"comparison": answer_comparison(hand, ["dense", "hybrid"], clustered, docs)}, 0.95)
+    assert "paired bootstrap interval (resampling whole source documents: `stats.cluster`)," in text
+    plain = comparison_section({"comparison": answer_comparison(hand, ["dense", "hybrid"], SETTINGS, docs)}, 0.95)
+    assert "paired bootstrap interval, the questions" in plain
+    assert answer_comparison(hand, ["dense", "hybrid"], SETTINGS, docs)["configs"]["hybrid"]["difference"][
+        "method"] == "percentile"
+    one_doc = dict.fromkeys(docs, "a")
+    assert answer_comparison(hand, ["dense", "hybrid"], clustered, one_doc)["configs"]["hybrid"]["difference"][
+        "method"] == "percentile"
+
+
 def test_answer_configs_are_compared_on_the_questions_graded_in_both():
     """dense right on q0-q2 of q0-q4, hybrid right on q0, q3, q4 (q5 graded for hybrid only):
     fixed q3, q4; broken q1, q2; the paired difference is (3 - 3) / 5 and McNemar is
