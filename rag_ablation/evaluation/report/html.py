@@ -550,9 +550,11 @@ window.renderQuestion = renderQuestion;
     var pts = function (x) {
       return x === null || x === undefined ? "n/a" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1) + " pts";
     };
+    var clustered = C.rows.some(function (r) { return String(r.method || "").indexOf("cluster") === 0; });
     box.appendChild(el("h3", {text: "Answer configs compared, by hand grades"}));
     box.appendChild(el("p", {cls: "small", text: "Each answered config against " + C.baseline + " on the questions " +
-      "hand-graded for both, paired by question: the difference in accuracy with its paired bootstrap interval, the " +
+      "hand-graded for both, paired by question: the difference in accuracy with its paired bootstrap interval" +
+      (clustered ? " (resampling whole source documents: stats.cluster)" : "") + ", the " +
       "questions it fixed (wrong in " + C.baseline + ", right here) and broke, and the exact McNemar p on those. An " +
       "interval that includes 0 is no evidence either way."}));
     box.appendChild(table(["config", "graded in both", C.baseline, "config", "difference (interval)", "McNemar p",

@@ -426,7 +426,8 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
 def answer_comparison(judge: Mapping[str, Any]) -> Json | None:
     """judge_eval's ``comparison``: each answered config against the baseline on the questions
     hand-graded for both, paired by question. Per config the two accuracies, the difference with
-    its paired bootstrap interval (``delta``, ``ci_low``, ``ci_high``), the ids it fixed (wrong in
+    its paired bootstrap interval (``delta``, ``ci_low``, ``ci_high``, ``method``: ``cluster-...``
+    when it resampled source documents, ``stats.cluster``), the ids it fixed (wrong in
     the baseline, right here) and broke, and the exact McNemar p on those; or ``reason`` when
     judge_eval could not compare it. None with fewer than two answered configs."""
     comp = judge.get("comparison") or {}
@@ -440,7 +441,8 @@ def answer_comparison(judge: Mapping[str, Any]) -> Json | None:
         d = e["difference"]
         rows.append({"config": name, "n": e["n"], "baseline_accuracy": e["baseline_accuracy"],
                      "accuracy": e["accuracy"], "delta": d["estimate"], "ci_low": d["low"], "ci_high": d["high"],
-                     "fixed": list(e["fixed_ids"]), "broken": list(e["broken_ids"]), "p_mcnemar": e["p_mcnemar"]})
+                     "method": d.get("method"), "fixed": list(e["fixed_ids"]), "broken": list(e["broken_ids"]),
+                     "p_mcnemar": e["p_mcnemar"]})
     return {"baseline": comp["baseline"], "rows": rows}
 
 

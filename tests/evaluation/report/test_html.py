@@ -119,7 +119,7 @@ def tiny_project(d: Path) -> Path:
              "grades": {"answers": 8, "matching": 8, "stale": 0, "unknown": 0},
              "comparison": {"baseline": "bm25", "configs": {
                  "hybrid": {"status": "ok", "n": 8, "baseline_accuracy": 0.5, "accuracy": 0.625,
-                            "difference": {"estimate": 0.125, "low": -0.25, "high": 0.5, "method": "percentile"},
+                            "difference": {"estimate": 0.125, "low": -0.25, "high": 0.5, "method": "cluster-percentile"},
                             "fixed": 2, "broken": 1, "fixed_ids": ["q1", "q7"], "broken_ids": ["q2"],
                             "both_right": 3, "both_wrong": 2, "p_mcnemar": 1.0},
                  "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}}}
@@ -237,7 +237,7 @@ def test_judge_panel_and_sweep(data):
     comp = data["judge"]["comparison"]
     assert comp["baseline"] == "bm25" and comp["rows"] == [
         {"config": "hybrid", "n": 8, "baseline_accuracy": 0.5, "accuracy": 0.625, "delta": 0.125, "ci_low": -0.25,
-         "ci_high": 0.5, "fixed": ["q1", "q7"], "broken": ["q2"], "p_mcnemar": 1.0},
+         "ci_high": 0.5, "method": "cluster-percentile", "fixed": ["q1", "q7"], "broken": ["q2"], "p_mcnemar": 1.0},
         {"config": "dense", "reason": "no question hand-graded for both"}]
     assert [r["candidate"] for r in data["sweep"]["rows"]] == ["bm25@a", "dense@a"]
 

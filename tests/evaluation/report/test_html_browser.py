@@ -74,6 +74,9 @@ def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
                          ["dense", "unavailable: no question hand-graded for both", "", "", "", "", "", ""]]
         assert browser.evaluate("Array.from(document.querySelectorAll('table.answer-comparison a'))"
                                 ".map(a => a.getAttribute('href'))") == ["#q/q1", "#q/q7", "#q/q2"]
+        # the fixture's interval resampled source documents (stats.cluster): the note above the table says so
+        note = browser.evaluate("document.querySelector('table.answer-comparison').previousElementSibling.textContent")
+        assert "paired bootstrap interval (resampling whole source documents: stats.cluster), the questions" in note
 
         browser.evaluate("document.querySelector('#grid-table tr.qrow[data-q=\"q0\"] td.cell[data-config=\"dense\"] a')"
                          ".click()")
