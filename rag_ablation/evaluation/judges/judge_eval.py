@@ -51,6 +51,7 @@ from rag_ablation.evaluation.judges.ppi_check import split_half_check
 from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_bootstrap_ci, paired_counts,
                                                           sign_test_p, wilson_interval)
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
+from rag_ablation.evaluation.statistics.comparison import cluster_labels
 
 VERDICTS = {"correct": True, "incorrect": False, "invalid": None}
 
@@ -115,8 +116,9 @@ def answer_comparison(hand: Mapping[tuple[str, str], bool], configs: Sequence[st
     """Hand-graded accuracy of each of ``configs`` against the baseline's, paired by question
     (module docstring). ``hand``: ``(config, id)`` -> the hand verdict is correct; ``docs``:
     question id -> its source document, the cluster label when ``settings.cluster`` is set
-    (the interval's ``method`` then reads ``cluster-...``; a question without one, or compared
-    questions all from one document, resample questions). Empty with fewer than two configs."""
+    (``comparison.cluster_labels``, as the retrieval comparisons: the interval's ``method`` then
+    reads ``cluster-...``; compared questions all from one document resample questions, and a
+    question missing from ``docs`` is a cluster of its own). Empty with fewer than two configs."""
     if len(configs) < 2:
         return {}
     base = settings.baseline if settings.baseline in configs else configs[0]
@@ -131,8 +133,7 @@ def answer_comparison(hand: Mapping[tuple[str, str], bool], configs: Sequence[st
             continue
         b = [float(hand[(base, i)]) for i in ids]
         n = [float(hand[(c, i)]) for i in ids]
-        labels = [docs.get(i) for i in ids] if settings.cluster and docs else None
-        clusters = labels if labels and None not in labels and len(set(labels)) >= 2 else None
+        clusters = cluster_labels([{"doc": docs.get(i, i)} for i in ids], settings) if docs else None
         diff = paired_bootstrap_ci(b, n, method=settings.method, n_resamples=settings.resamples,
                                    seed=settings.seed, confidence=settings.confidence, clusters=clusters)
         counts = paired_counts(b, n)
@@ -289,7 +290,7 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
                          if j in available[config] else "unavailable")
             verdict_rows.append(vr)
 
-    doc_of = {str(r["id"]): str(r["doc"]) for r in answer_rows if r.get("doc") not in (None, "")}
+    doc_of = {str(r["id"]): str(r["doc"]) for r in answer_rows if "doc" in r}
     detail["comparison"] = answer_comparison(hand, [c for c in judgments if c in available], settings, doc_of)
 
     if checks:
