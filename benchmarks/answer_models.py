@@ -28,7 +28,7 @@ MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 
 
 def prompts(n: int, k: int) -> list[dict]:
-    from rag_ablation.llm.prompting import fill, format_passages, load_template
+    from rag_ablation.llm.client.prompting import fill, format_passages, load_template
 
     template = load_template(REPO / "prompts", "answer_escape_hatch", needs=("passages", "question"))
     run = json.loads((REPO / "data/build/runs/dense.json").read_text(encoding="utf-8"))
@@ -59,9 +59,9 @@ def peak_rss_mib() -> float:
 
 def child(model: str, prompt_file: Path, threads: int, num_predict: int) -> None:
     """Run one model on the prompts; print one JSON line."""
-    from rag_ablation.llm.base import LLMUnavailable
-    from rag_ablation.llm.llama_cpp import LlamaCppBackend
-    from rag_ablation.llm.prompting import user_messages
+    from rag_ablation.llm.client.base import LLMUnavailable
+    from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
+    from rag_ablation.llm.client.prompting import user_messages
 
     items = json.loads(prompt_file.read_text(encoding="utf-8"))
     try:

@@ -1,4 +1,4 @@
-"""LLM answers per second through the concurrent path (``rag_ablation.llm.concurrent.chat_many``
+"""LLM answers per second through the concurrent path (``rag_ablation.llm.client.concurrent.chat_many``
 + ``OpenAICompatBackend`` + the SQLite prompt cache) at concurrency 1, 2, 4 and 8, side by side
 in one run.
 
@@ -25,9 +25,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from openai_stub import MODEL, StubServer  # noqa: E402
 
-from rag_ablation.llm.concurrent import chat_many  # noqa: E402
-from rag_ablation.llm.openai_compat import OpenAICompatBackend  # noqa: E402
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache  # noqa: E402
+from rag_ablation.llm.client.concurrent import chat_many  # noqa: E402
+from rag_ablation.llm.client.openai_compat import OpenAICompatBackend  # noqa: E402
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache  # noqa: E402
 
 LEVELS = (1, 2, 4, 8)
 

@@ -3,7 +3,7 @@ path (``embed_cached`` + the engine of ``make_engine`` + ``ServedEmbeddings`` + 
 one committed write per batch) at ``embedding.concurrency`` 1, 2 and 4, side by side in one run.
 
 The server is real: llama-cpp-python's ``llama_cpp.server`` (through
-``python -m rag_ablation.llm.llama_server``) over the packaged SmolLM2-135M GGUF, embeddings on,
+``python -m rag_ablation.llm.client.llama_server``) over the packaged SmolLM2-135M GGUF, embeddings on,
 mean pooling, one thread each (``--n_threads 1 --n_threads_batch 1``); ``--servers 2`` starts two and lists both in
 ``base_urls`` (round-robin). The texts are ~500 short synthetic sentences. Every run starts from
 an empty cache, and each concurrency's vectors must equal concurrency 1's to 1e-5 (exit 1
@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from rag_ablation.core.config import EmbeddingConfig  # noqa: E402
-from rag_ablation.llm import llama_server  # noqa: E402
-from rag_ablation.llm.llama_cpp import default_gguf_path  # noqa: E402
+from rag_ablation.llm.client import llama_server  # noqa: E402
+from rag_ablation.llm.client.llama_cpp import default_gguf_path  # noqa: E402
 from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, make_engine,  # noqa: E402
                                                open_backend)
 

@@ -41,7 +41,7 @@ OMP_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 LLAMA = """
 import json, sys
-from rag_ablation.llm.llama_cpp import LlamaCppBackend
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
 llm = LlamaCppBackend(n_threads=2, n_threads_batch=2, n_ctx=1024)
 msgs = [{"role": "user", "content": "Explain in detail how a retrieval-augmented generation pipeline works."}]
 llm.chat(msgs, num_predict=4)
@@ -52,7 +52,7 @@ print(json.dumps(g.completion_tokens / g.seconds))
 ANSWER = """
 import json, sys, time
 from rag_ablation.data.chunks import load_chunks
-from rag_ablation.llm.llama_cpp import LlamaCppBackend
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
 chunks = [c.text for c in load_chunks(sys.argv[2])]
 n = int(sys.argv[1])
 from concurrent.futures import ThreadPoolExecutor

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag_ablation.authoring.passages import sample_passages  # noqa: E402
+from rag_ablation.data.passages import sample_passages  # noqa: E402
 
 
 def main() -> None:

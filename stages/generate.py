@@ -20,11 +20,11 @@ from tqdm import tqdm
 
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
-from rag_ablation.core.io import read_jsonl, write_json
-from rag_ablation.llm.registry import backend_from_config
+from rag_ablation.core.io import read_json, read_jsonl, write_json
+from rag_ablation.llm.client.registry import backend_from_config
 from rag_ablation.llm.generation import answer_questions, generation_latency
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
-from rag_ablation.llm.prompting import load_template
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.data.questions import Question
 from rag_ablation.support.sampling import stratified_sample
 
@@ -42,7 +42,7 @@ def main() -> None:
     gen = params.generation
     prompt_name, k, num_predict = gen.prompt, gen.k, gen.num_predict
     template = load_template(args.prompts, prompt_name, needs=["passages", "question"])
-    run = json.loads(args.run.read_text(encoding="utf-8"))
+    run = read_json(args.run)
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     sample = stratified_sample(questions, gen.sample, seed=gen.seed)
     out = {"config": args.name, "prompt": prompt_name, "k": k, "num_predict": num_predict, "stop": list(gen.stop),

@@ -21,11 +21,11 @@ from tqdm import tqdm
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.evaluation.judges.grades import answer_sha256
-from rag_ablation.core.io import read_jsonl, write_json
-from rag_ablation.llm.registry import backend_from_config
-from rag_ablation.llm.judging import Item, build_judges, judge_availability, llm_judge
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
-from rag_ablation.llm.prompting import load_template
+from rag_ablation.core.io import read_json, read_jsonl, write_json
+from rag_ablation.llm.client.registry import backend_from_config
+from rag_ablation.evaluation.judges.judging import Item, build_judges, judge_availability, llm_judge
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompting import load_template
 
 VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
 
@@ -42,7 +42,7 @@ def main() -> None:
     params = load_config()
     jc = params.judge
     judge_llm = jc.judge_llm(params.llm)
-    answers = json.loads(args.answers.read_text(encoding="utf-8"))
+    answers = read_json(args.answers)
     questions = {d["id"]: d for d in read_jsonl(args.questions)}
     out = {"config": args.name, "status": answers["status"], "reason": answers["reason"], "judges": {},
            "verdicts": []}

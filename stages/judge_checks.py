@@ -2,7 +2,7 @@
 
 Canaries: for every answerable question with a hand grade (or a seeded sample of
 `judge.canary_sample` of them, seeded by `judge.bias_seed`), six made-up answers
-(`rag_ablation.llm.judging.canaries`: "Yes.", "Sure, here is the answer.", the question
+(`rag_ablation.evaluation.judges.judging.canaries`: "Yes.", "Sure, here is the answer.", the question
 repeated, empty, the reference padded to about three times its length with no new facts, and a
 rewording of the reference), judged by every judge of `judge.judges`.
 
@@ -12,7 +12,7 @@ judged in both orders (position and length). Self-preference when `judge.second_
 second model answers the same questions from the same passages and prompt as the first
 config of `generation.configs` (not measured when there is none), and each model judges each
 pair in both orders; otherwise it is recorded as not measured. Every LLM call goes through the
-prompt cache (rag_ablation.llm.judge_checks does the work).
+prompt cache (rag_ablation.evaluation.judges.judge_checks does the work).
 """
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ from pathlib import Path
 from rag_ablation.core import runner
 from rag_ablation.core.config import LlmConfig, load_config
 from rag_ablation.evaluation.judges.grades import load_grades
-from rag_ablation.core.io import read_jsonl, write_json
-from rag_ablation.llm.registry import backend_from_config
-from rag_ablation.llm.judge_checks import (BIAS_TESTS_UNAVAILABLE, CANARY_KINDS, bias_sample, canary_questions,
+from rag_ablation.core.io import read_json, read_jsonl, write_json
+from rag_ablation.llm.client.registry import backend_from_config
+from rag_ablation.evaluation.judges.judge_checks import (BIAS_TESTS_UNAVAILABLE, CANARY_KINDS, bias_sample, canary_questions,
                                            canary_rows, length_pairs, second_answers, self_preference_pairs)
-from rag_ablation.llm.judging import build_judges, judge_availability, llm_judge
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
-from rag_ablation.llm.prompting import load_template
+from rag_ablation.evaluation.judges.judging import build_judges, judge_availability, llm_judge
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.data.questions import Question
 
 
@@ -92,8 +92,8 @@ def main() -> None:
     elif not answered:
         out["self_preference"] = {"status": "not measured", "reason": "no answered config (generation.configs is empty)"}
     else:
-        answers = json.loads((args.answers / f"{answered[0]}.json").read_text(encoding="utf-8"))
-        run = json.loads((args.runs / f"{answered[0]}.json").read_text(encoding="utf-8"))
+        answers = read_json((args.answers / f"{answered[0]}.json"))
+        run = read_json((args.runs / f"{answered[0]}.json"))
         first = {r["id"]: r["answer"] for r in answers.get("answers", [])}
         ids = [q for q in sample if q in first]
         second_backend = backend_from_config(jc.second_llm)

@@ -22,13 +22,13 @@ from rag_ablation.core.errors import MissingInput
 from rag_ablation.evaluation.judges.grades import load_grades
 from rag_ablation.evaluation.judges.judge_eval import evaluate
 from rag_ablation.evaluation.scoring.scores import read_scores, write_scores
-from rag_ablation.core.io import write_json
+from rag_ablation.core.io import read_json, write_json
 
 
 def _json(path: Path, stage: str) -> dict:
     if not path.is_file():
         raise MissingInput(f"{path} not found: run `dvc repro {stage}`")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json(path)
 
 
 def main() -> None:

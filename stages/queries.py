@@ -15,11 +15,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rag_ablation.core import runner
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.core.io import read_jsonl, write_json
 from rag_ablation.core.config import load_config
-from rag_ablation.llm.registry import backend_from_config
-from rag_ablation.llm.prompting import load_template
+from rag_ablation.llm.client.registry import backend_from_config
+from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.data.questions import Question
 from rag_ablation.llm.transforms import transform_queries
 from rag_ablation.support.timing import percentiles_ms

@@ -22,7 +22,7 @@ from rag_ablation.core.config import load_config
 from rag_ablation.core.errors import InvalidData, MissingInput
 from rag_ablation.evaluation.report.judge_report import render_answers
 from rag_ablation.evaluation.report.markdown import render
-from rag_ablation.core.io import write_text
+from rag_ablation.core.io import read_json, write_text
 
 
 def read_metrics(path: Path, stage: str = "stats") -> dict:
@@ -30,7 +30,7 @@ def read_metrics(path: Path, stage: str = "stats") -> dict:
     if not path.is_file():
         raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except json.JSONDecodeError as e:
         raise InvalidData(f"{path} is not valid JSON (line {e.lineno}): regenerate it with `dvc repro {stage}`") from None
     if not isinstance(data, dict):

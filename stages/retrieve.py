@@ -21,7 +21,7 @@ from tqdm import tqdm
 from rag_ablation.core import runner
 from rag_ablation.data.chunks import load_chunks
 from rag_ablation.core.config import load_config
-from rag_ablation.core.io import read_jsonl, write_json
+from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.data.questions import Question
 from rag_ablation.retrieval.runner import open_retrievers, ranked_passages, run_config, step_latency
 
@@ -50,7 +50,7 @@ def main() -> None:
         resolved["faiss"] = {"index": f.index, **({"nprobe": f.nprobe} if f.index == "ivf" else {"ef_search": f.ef_search})}
     out = {"config": resolved, "status": "ok", "reason": None, "questions": [], "passages": {}}
 
-    transformed = json.loads(args.queries.read_text(encoding="utf-8"))
+    transformed = read_json(args.queries)
     if transformed.get("status", "ok") != "ok":  # its query transform could not run (no LLM)
         r, status, reason = None, "unavailable", transformed["reason"]
     else:

@@ -1,4 +1,4 @@
-"""Answers to hand-grade, for rag-grade's tests (tests/evaluation/judges/test_grader.py, the
+"""Answers to hand-grade, for rag-grade's tests (tests/authoring/test_grader.py, the
 session; tests/commands/test_grade.py, the command): 2 configs x 4 questions, a few passages,
 one config unavailable; grades of them."""
 from __future__ import annotations

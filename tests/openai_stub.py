@@ -14,7 +14,7 @@ vLLM / llama.cpp's server, with a reply that is a pure function of the messages
   from then on every connection is refused or dropped.
 
 Requests are served in parallel (one thread each), over HTTP/1.1 keep-alive.
-Used by ``tests/llm/test_openai_faults.py`` and ``benchmarks/llm_throughput.py``.
+Used by ``tests/llm/client/test_openai_faults.py`` and ``benchmarks/llm_throughput.py``.
 """
 from __future__ import annotations
 

@@ -1,10 +1,13 @@
 """Every stage in dvc.yaml depends on its own script and every library module it imports,
 directly or through other modules (subpackages included), and on no more of the package than
-that. The one exception is ``rag_ablation/core``: the modules every stage imports (config,
-errors, io, the stage runner, stage costs) are listed as that one folder, and core imports
-nothing outside itself, so the folder stands for a closed set. No stage depends on
+that. The exceptions are the folders of :data:`FOLDERS`, each listed as one dependency where a
+stage imports any module of it: ``rag_ablation/core`` (config, errors, io, the stage runner,
+stage costs: every stage imports it, and core imports nothing outside itself) and
+``rag_ablation/llm/client`` (the LLM client: every LLM stage imports it; the stage then depends
+on the whole folder and on everything the folder imports). No stage depends on
 ``rag_ablation/commands`` (editing a command reruns no stage), the evaluation layer never
-imports LLM or search code, and no two modules of the package import each other in a circle."""
+imports search code and calls the LLM layer only from the judge runners, and no two modules of
+the package import each other in a circle."""
 from __future__ import annotations
 
 import ast
@@ -15,6 +18,10 @@ import yaml
 from conftest import ROOT
 
 CORE = "rag_ablation/core"
+FOLDERS = (CORE, "rag_ablation/llm/client")
+"""Folders a stage lists as one dependency (``CORE`` first: every stage lists it)."""
+JUDGE_RUNNERS = ("rag_ablation/evaluation/judges/judging.py", "rag_ablation/evaluation/judges/judge_checks.py")
+"""The only evaluation modules that call the LLM layer (they run the judges)."""
 
 
 def module_file(mod: str) -> Path:
@@ -86,17 +93,41 @@ def test_core_imports_nothing_outside_core():
         assert not outside, f"{path.name} imports {sorted(outside)}: core must stay a closed set"
 
 
+def wanted_deps(script: Path) -> list[str]:
+    """The ``rag_ablation`` dependencies a stage script needs, as dvc.yaml lists them: each
+    module of its import closure, except that a folder of :data:`FOLDERS` the closure touches
+    (``CORE`` always) is one entry, standing for its every module and their closures."""
+    files = closure(script)
+    folders = [f for f in FOLDERS if f == CORE or any(m.startswith(f + "/") for m in files)]
+    for folder in folders:
+        for module in (ROOT / folder).glob("*.py"):
+            files |= closure(module)
+    return sorted(folders) + sorted(m for m in files if not any(m.startswith(f + "/") for f in folders))
+
+
 def test_stage_deps_match_imports():
-    core = expand(CORE)
     for name, body in stages().items():
         script = body["cmd"].split()[1]
         listed = [d for d in body["deps"] if d.startswith(("rag_ablation", "stages/"))]
         assert CORE in listed, f"stage {name}: lists no {CORE} folder"
-        assert not any(d.startswith(CORE + "/") for d in listed), f"stage {name}: list {CORE} as the folder"
+        for folder in FOLDERS:
+            assert not any(d.startswith(folder + "/") for d in listed), f"stage {name}: list {folder} as the folder"
         deps = set().union(*(expand(d) for d in listed))
-        expected = {script} | closure(ROOT / script) | core
+        expected = {script} | set().union(*(expand(d) for d in wanted_deps(ROOT / script)))
         assert deps == expected, f"stage {name}: missing {sorted(expected - deps)}, extra {sorted(deps - expected)}"
         assert len(listed) == len(set(listed)), f"stage {name}: a dependency is listed twice"
+
+
+def test_llm_stages_list_the_client_as_one_folder():
+    for name in ("queries", "generate", "judge", "judge_checks"):
+        assert "rag_ablation/llm/client" in stages()[name]["deps"], name
+
+
+def test_the_client_folder_imports_only_core_and_support():
+    for path in (ROOT / "rag_ablation/llm/client").glob("*.py"):
+        outside = {m for m in closure(path) if not m.startswith(("rag_ablation/llm/client/", CORE + "/",
+                                                                   "rag_ablation/support/"))}
+        assert not outside, f"{path.name} imports {sorted(outside)}"
 
 
 def test_no_stage_depends_on_commands():
@@ -116,17 +147,21 @@ def test_package_init_files_are_empty():
 
 
 def test_evaluation_never_depends_on_llm_or_search_code():
-    for name in ("score", "evaluate", "stats", "report"):
+    for name in ("score", "evaluate", "stats", "report", "report_html", "judge_eval", "gate"):
         deps = set(stages()[name]["deps"])
         assert not any(d.startswith(("rag_ablation/llm/", "rag_ablation/retrieval/")) for d in deps), name
     for module in (ROOT / "rag_ablation" / "evaluation").rglob("*.py"):
-        bad = [m for m in closure(module) if m.startswith(("rag_ablation/llm/", "rag_ablation/retrieval/"))]
+        rel = module.relative_to(ROOT).as_posix()
+        banned = ("rag_ablation/retrieval/",) if rel in JUDGE_RUNNERS else ("rag_ablation/llm/", "rag_ablation/retrieval/")
+        bad = [m for m in closure(module) if m.startswith(banned)]
         assert not bad, f"{module.name} imports {bad}"
+    for runner in JUDGE_RUNNERS:
+        assert any(m.startswith("rag_ablation/llm/") for m in closure(ROOT / runner)), f"{runner} no longer runs a judge"
 
 
 def test_the_question_sampler_is_apart_from_runtime_code():
     for name in ("retrieve", "labels", "generate", "score"):
-        assert "rag_ablation/authoring/passages.py" not in stages()[name]["deps"], name
+        assert "rag_ablation/data/passages.py" not in stages()[name]["deps"], name
 
 
 def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -124,7 +124,7 @@ def test_a_label_change_reruns_labels_and_scoring_only(repo):
 def test_an_llm_code_edit_reruns_no_retrieval_or_scoring_stage(repo):
     """Editing a module of the LLM subpackage reruns the LLM stages (whose outputs are then
     byte-identical, so DVC stops there): no chunk, index, labels, retrieve or scoring stage."""
-    prompting = repo / "rag_ablation/llm/prompting.py"
+    prompting = repo / "rag_ablation/llm/client/prompting.py"
     original = prompting.read_text()
     prompting.write_text(original + "\n# an edit that changes no behaviour\n")
     try:

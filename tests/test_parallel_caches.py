@@ -12,14 +12,14 @@ import numpy as np
 
 from conftest import ROOT
 
-from rag_ablation.llm.prompt_cache import PromptCache
+from rag_ablation.llm.client.prompt_cache import PromptCache
 from rag_ablation.retrieval.embeddings import EmbeddingCache
 
 WRITER = textwrap.dedent("""
     import sys
     import numpy as np
-    from rag_ablation.llm.base import Generation
-    from rag_ablation.llm.prompt_cache import PromptCache
+    from rag_ablation.llm.client.base import Generation
+    from rag_ablation.llm.client.prompt_cache import PromptCache
     from rag_ablation.retrieval.embeddings import EmbeddingCache
     folder, me = sys.argv[1], int(sys.argv[2])
     prompts = PromptCache(f"{folder}/prompts.sqlite")

@@ -439,7 +439,7 @@ def test_judge_rerun_is_served_from_the_cache_and_identical(judged, tmp_path):
 
 
 def test_canary_sample_makes_canaries_for_a_seeded_sample_of_the_graded_questions(judged, tmp_path):
-    from rag_ablation.llm.judge_checks import bias_sample
+    from rag_ablation.evaluation.judges.judge_checks import bias_sample
     params = yaml.safe_load((judged / "params.yaml").read_text())
     params["judge"]["canary_sample"] = 2
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from rag_ablation.core.errors import MissingInput
-from rag_ablation.core.io import read_jsonl, write_text
+from rag_ablation.core.io import read_json, read_jsonl, write_text
 from rag_ablation.data.questions import Question
 from rag_ablation.evaluation.scoring.audit import worksheet
 from rag_ablation.evaluation.scoring.scores import read_scores
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> None:
         raise MissingInput(f"no run file {path}: run `dvc repro retrieve@{args.config}` (or `dvc pull`)")
     if not args.questions.is_file():
         raise MissingInput(f"no question file {args.questions}: run `dvc repro questions`")
-    run_file = json.loads(path.read_text(encoding="utf-8"))
+    run_file = read_json(path)
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     text = worksheet(args.config, run_file["questions"], run_file.get("passages", {}), read_scores(args.scores),
                      questions, k=args.k)

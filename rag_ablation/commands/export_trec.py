@@ -47,7 +47,7 @@ from rag_ablation.evaluation.scoring.trec import (
     rankings_from_run,
     run_lines,
 )
-from rag_ablation.core.io import write_text
+from rag_ablation.core.io import read_json, write_text
 
 SHOWN = 10  # ids named in a mismatch message
 
@@ -56,7 +56,7 @@ def _read_json(path: Path, what: str, hint: str) -> Any:
     if not path.is_file():
         raise MissingInput(f"{what} {path} does not exist: {hint}")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InvalidData(f"{what} {path} is not valid JSON ({e}); {hint}") from None
 

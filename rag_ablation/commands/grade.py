@@ -4,7 +4,7 @@ usage: rag-grade [--answers DIR] [--questions FILE] [--runs DIR] [--grades FILE]
                  [--config NAME ...] [--sample N [--seed S]] [--regrade]
 
 The screen, the keys, the grades file and which answers are shown are described in
-``rag_ablation.evaluation.judges.grader``, which runs the session (``run_session``).
+``rag_ablation.authoring.grader``, which runs the session (``run_session``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rag_ablation.core import runner
-from rag_ablation.evaluation.judges.grader import run_session
+from rag_ablation.authoring.grader import run_session
 
 
 class _Parser(argparse.ArgumentParser):

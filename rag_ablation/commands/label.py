@@ -97,7 +97,7 @@ def labelstudio(bench: Workbench, args: argparse.Namespace) -> None:
 
     from rag_ablation.authoring.workbench.labelstudio import LABEL_CONFIG, export_tasks, import_annotations
     from rag_ablation.authoring.workbench.session import WriteMode
-    from rag_ablation.core.io import write_json, write_text
+    from rag_ablation.core.io import read_json, write_json, write_text
 
     if args.export_labelstudio:
         tasks = export_tasks(WriteMode(bench).passages)
@@ -108,7 +108,7 @@ def labelstudio(bench: Workbench, args: argparse.Namespace) -> None:
               f"`rag-ablation label --import-labelstudio FILE`")
         return
     try:
-        export = json.loads(args.import_labelstudio.read_text(encoding="utf-8"))
+        export = read_json(args.import_labelstudio)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UserError(f"cannot read the Label Studio export {args.import_labelstudio} ({e}): expected the JSON "
                         f"export of the project (Export > JSON)") from None

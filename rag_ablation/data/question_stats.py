@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rag_ablation.authoring.passages import split_passages
+from rag_ablation.data.passages import split_passages
 from rag_ablation.data.corpus import Document
 from rag_ablation.data.questions import Question
 from rag_ablation.data.text import normalize
@@ -37,7 +37,7 @@ def lexical_overlap(question: str, passage: str) -> float:
 
 
 def source_passage(span: str, doc_text: str, *, budget: int = 800) -> str:
-    """The question-writing passage (``rag_ablation.authoring.passages.split_passages``) of ``doc_text``
+    """The question-writing passage (``rag_ablation.data.passages.split_passages``) of ``doc_text``
     that contains ``span`` (whitespace normalized); if the span straddles passages, the
     normalized document text from ``budget // 2`` characters before the span to as many after."""
     s = normalize(span)

@@ -65,6 +65,7 @@ from pathlib import Path
 
 from rag_ablation.data.corpus import Document
 from rag_ablation.core.errors import InvalidData, MissingInput, UserError
+from rag_ablation.core.io import read_json
 from rag_ablation.data.questions import MIN_SPAN_CHARS, UNANSWERABLE, Question, check_spans
 from rag_ablation.data.text import normalize
 from rag_ablation.datasets.imports import (
@@ -204,7 +205,7 @@ def _nearest(context: str, text: str, start: int) -> int | None:
 
 def _read_json(path: Path) -> object:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except json.JSONDecodeError as e:
         raise InvalidData(f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); "
                           f"expected a SQuAD v1.1/v2.0 file") from None

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rag_ablation.llm.concurrent import chat_many
-from rag_ablation.llm.prompt_cache import CachedLLM
+from rag_ablation.llm.client.concurrent import chat_many
+from rag_ablation.llm.client.prompt_cache import CachedLLM
 from rag_ablation.support.timing import percentiles, percentiles_ms
-from rag_ablation.llm.prompting import fill, format_passages, messages_hash, user_messages
+from rag_ablation.llm.client.prompting import fill, format_passages, messages_hash, user_messages
 
 def answer_questions(
     questions: Sequence[Any],
@@ -36,7 +36,7 @@ def answer_questions(
     answer keeps the time of the call that made it, so the latency files show what generation
     costs even after a rerun served from the cache. Each answer is stored in the prompt cache as
     soon as it is made. ``concurrency`` requests are in flight at once
-    (``rag_ablation.llm.concurrent``); the results do not depend on it."""
+    (``rag_ablation.llm.client.concurrent``); the results do not depend on it."""
     records: list[dict] = []
     timings: list[dict[str, float]] = []
     questions = list(questions)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_ablation.core.errors import UnknownName
-from rag_ablation.llm.concurrent import chat_many
-from rag_ablation.llm.prompt_cache import CachedLLM
-from rag_ablation.llm.prompting import fill, user_messages
+from rag_ablation.llm.client.concurrent import chat_many
+from rag_ablation.llm.client.prompt_cache import CachedLLM
+from rag_ablation.llm.client.prompting import fill, user_messages
 
 TRANSFORMS = ("none", "rewrite", "hyde")
 

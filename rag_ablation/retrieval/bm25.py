@@ -32,7 +32,7 @@ import numpy as np
 
 from rag_ablation.core.config import Bm25Config, ConfigError
 from rag_ablation.core.errors import InvalidData, MissingInput, lookup
-from rag_ablation.core.io import numbered_lines, replaced_folder, write_json, write_text
+from rag_ablation.core.io import numbered_lines, read_json, replaced_folder, write_json, write_text
 
 class Scorer:
     """Scores every chunk for a tokenized query: ``scores(tokens) -> array of len(chunks)``."""
@@ -97,7 +97,7 @@ def load_bm25s(folder: Path, *, k1: float, b: float, mmap: bool = True) -> BM25s
     if not params_file.is_file():
         raise MissingInput(f"{folder}: no bm25s index (expected {params_file.name} and the .npy arrays "
                            f"BM25sScorer.save writes); rebuild it")
-    stored = json.loads(params_file.read_text(encoding="utf-8"))
+    stored = read_json(params_file)
     expected = {"k1": k1, "b": b, "method": "atire", "idf_method": "robertson"}
     found = {key: stored.get(key) for key in expected}
     if found != expected:
@@ -149,7 +149,7 @@ def open_bm25(folder: Path, bm25: Bm25Config) -> tuple[Scorer, list[str]]:
     if not meta_file.is_file():
         raise MissingInput(f"{folder}: no BM25 index (expected {meta_file.name}); run the bm25 stage "
                            "(dvc repro) to build it")
-    ids = json.loads(meta_file.read_text(encoding="utf-8"))["chunk_ids"]
+    ids = read_json(meta_file)["chunk_ids"]
     scorer: Scorer
     if bm25.mmap:
         mapped = load_bm25s(folder / "bm25s", k1=bm25.k1, b=bm25.b, mmap=True)

@@ -19,7 +19,7 @@ import numpy as np
 
 from rag_ablation.core.config import FaissConfig
 from rag_ablation.core.errors import UserError
-from rag_ablation.core.io import replaced_folder, write_json
+from rag_ablation.core.io import read_json, replaced_folder, write_json
 from rag_ablation.retrieval.faiss_index import build_index, describe
 
 
@@ -69,7 +69,7 @@ def load_dense(folder: Path):
 
     from rag_ablation.retrieval.sharded_ivf import is_sharded, load_sharded
 
-    meta = json.loads((folder / "chunk_ids.json").read_text(encoding="utf-8"))
+    meta = read_json((folder / "chunk_ids.json"))
     index = load_sharded(folder) if is_sharded(folder) else faiss.read_index(str(folder / "index.faiss"))
     ids = meta.pop("chunk_ids")
     if index.ntotal != len(ids):

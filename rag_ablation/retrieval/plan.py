@@ -28,7 +28,7 @@ from pathlib import Path
 
 from rag_ablation.core.config import RetrievalConfig
 from rag_ablation.core.errors import MissingInput, UserError
-from rag_ablation.core.io import replaced_folder, write_json, write_text
+from rag_ablation.core.io import read_json, replaced_folder, write_json, write_text
 
 UNUSED_FILE = "unused.json"
 KINDS = ("bm25", "dense")
@@ -67,7 +67,7 @@ def needed(plan_file: Path, kind: str) -> bool:
     plan_file = Path(plan_file)
     if not plan_file.is_file():
         raise MissingInput(f"no index plan {plan_file}: run `dvc repro index_plan`")
-    need = json.loads(plan_file.read_text(encoding="utf-8"))
+    need = read_json(plan_file)
     if not isinstance(need, dict) or not isinstance(need.get(kind), bool):
         raise UserError(f"index plan {plan_file} has no true/false {kind!r}; regenerate it with `dvc repro index_plan`")
     return need[kind]
@@ -87,6 +87,6 @@ def check_built(folder: Path, *, kind: str, config: str) -> None:
     """Raise ``UserError`` when ``folder`` is an unbuilt index (``write_unused``)."""
     marker = Path(folder) / UNUSED_FILE
     if marker.is_file():
-        reason = json.loads(marker.read_text(encoding="utf-8")).get("reason", "")
+        reason = read_json(marker).get("reason", "")
         raise UserError(f"config {config!r} searches the {kind} index {folder}, which was not built ({reason}); "
                         f"run `dvc repro index_plan {kind}` so the plan sees the config")

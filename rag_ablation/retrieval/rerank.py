@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag_ablation.core.errors import UserError
+from rag_ablation.core.io import read_json
 
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 
@@ -33,14 +34,14 @@ def _checkpoint_config(name_or_path: str) -> dict | None:
     local = Path(name_or_path)
     if local.is_dir():
         cfg = local / "config.json"
-        return json.loads(cfg.read_text(encoding="utf-8")) if cfg.is_file() else None
+        return read_json(cfg) if cfg.is_file() else None
     try:
         from huggingface_hub import try_to_load_from_cache
 
         found = try_to_load_from_cache(name_or_path, "config.json")
     except Exception:  # noqa: BLE001 - an odd name is simply "not cached"
         return None
-    return json.loads(Path(found).read_text(encoding="utf-8")) if isinstance(found, str) else None
+    return read_json(found) if isinstance(found, str) else None
 
 
 def is_placeholder(name_or_path: str) -> bool:

@@ -16,7 +16,7 @@ listing, HTTP 404, is not asked again), and the ``model`` field of the answer, w
 one, must be ``model`` (``:latest`` aside, as Ollama adds it); the name the server gave is kept
 in ``served_model``. All servers must give vectors of one dimension.
 
-**Faults.** Passing faults are retried (``rag_ablation.llm.retry``: connection refused or
+**Faults.** Passing faults are retried (``rag_ablation.support.retry``: connection refused or
 dropped, timeouts, HTTP 5xx and 429, a body that is not JSON or JSON without a ``data`` list),
 at most ``retries`` more times with exponential backoff. Permanent ones fail at once with one
 ``ServedEmbeddingError`` (a ``UserError``: one line, exit 2): other HTTP 4xx (401/403 a key, 404
@@ -44,7 +44,7 @@ import numpy as np
 
 from rag_ablation.core.config import EmbeddingConfig
 from rag_ablation.core.errors import UserError
-from rag_ablation.llm.retry import (DEFAULT_BACKOFF, DEFAULT_RETRIES, HTTPStatus, MalformedResponse, RetriesExhausted,
+from rag_ablation.support.retry import (DEFAULT_BACKOFF, DEFAULT_RETRIES, HTTPStatus, MalformedResponse, RetriesExhausted,
                                     call_with_retries, describe)
 
 

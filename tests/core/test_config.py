@@ -183,7 +183,7 @@ def test_yaml_syntax_error_names_line_and_column(tmp_path):
 def test_name_tuples_match_the_registries():
     """config checks names early; the registries dispatch them: the two must agree."""
     from rag_ablation.datasets.registry import DATASETS
-    from rag_ablation.llm.registry import BACKENDS
+    from rag_ablation.llm.client.registry import BACKENDS
     from rag_ablation.llm.transforms import TRANSFORMS
     from rag_ablation.retrieval.bm25 import IMPLEMENTATIONS
     from rag_ablation.retrieval.chunking import CHUNKERS

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from rag_ablation.llm.generation import answer_questions
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
-from rag_ablation.llm.llama_cpp import LlamaCppBackend
-from rag_ablation.llm.prompting import TemplateError, fill, format_passages, load_template
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
+from rag_ablation.llm.client.prompting import TemplateError, fill, format_passages, load_template
 from rag_ablation.llm.transforms import transform_queries
 
 from conftest import ROOT, Q

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_ablation.llm.llama_cpp import LlamaCppBackend
-from rag_ablation.llm.prompting import fill, format_passages
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
+from rag_ablation.llm.client.prompting import fill, format_passages
 
 TEMPLATE = "Passages:\n{passages}\n\nQuestion: {question}\nAnswer:"
 

@@ -23,12 +23,12 @@ if "base_urls" not in LlmConfig.__dataclass_fields__:  # before the integration 
                 allow_module_level=True)
 
 from rag_ablation.core.config import ConfigError  # noqa: E402
-from rag_ablation.llm.base import LLMUnavailable  # noqa: E402
-from rag_ablation.llm.ollama import OllamaBackend  # noqa: E402
-from rag_ablation.llm.registry import backend_from_config  # noqa: E402
+from rag_ablation.llm.client.base import LLMUnavailable  # noqa: E402
+from rag_ablation.llm.client.ollama import OllamaBackend  # noqa: E402
+from rag_ablation.llm.client.registry import backend_from_config  # noqa: E402
 from rag_ablation.llm.generation import answer_questions  # noqa: E402
-from rag_ablation.llm.openai_compat import OpenAICompatBackend  # noqa: E402
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache  # noqa: E402
+from rag_ablation.llm.client.openai_compat import OpenAICompatBackend  # noqa: E402
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache  # noqa: E402
 from rag_ablation.llm.transforms import transform_queries  # noqa: E402
 
 from conftest import ROOT, Q  # noqa: E402

@@ -33,7 +33,7 @@ import yaml
 from conftest import FIXTURES, ROOT
 from rag_ablation.core.config import EmbeddingConfig
 from rag_ablation.core.errors import UserError
-from rag_ablation.llm import llama_server
+from rag_ablation.llm.client import llama_server
 from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, encode, make_engine,
                                                open_backend, truncated_share)
 from rag_ablation.retrieval.served_embeddings import ServedEmbeddingError, ServedEmbeddings
@@ -350,9 +350,9 @@ needs_server = pytest.mark.skipif(
 
 
 def start_embedding_server(log: Path) -> tuple[subprocess.Popen, str]:
-    """``python -m rag_ablation.llm.llama_server`` (llama_cpp.server without the AMX crash) over
+    """``python -m rag_ablation.llm.client.llama_server`` (llama_cpp.server without the AMX crash) over
     SmolLM2 with embeddings on and mean pooling, one thread, on a free port, once it answers."""
-    from rag_ablation.llm.llama_cpp import default_gguf_path
+    from rag_ablation.llm.client.llama_cpp import default_gguf_path
 
     return llama_server.start(default_gguf_path(), alias=ALIAS, log=log, args=(
         "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "2048", *llama_server.EMBEDDING_ARGS))

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import ROOT
 
-from rag_ablation.llm.base import Generation
-from rag_ablation.llm.prompt_cache import PromptCache
+from rag_ablation.llm.client.base import Generation
+from rag_ablation.llm.client.prompt_cache import PromptCache
 from rag_ablation.retrieval.embeddings import EmbeddingCache
 from rag_ablation.support.sqlite_cache import CacheDamaged
 

@@ -34,7 +34,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from rag_ablation.core.errors import UserError
-from rag_ablation.llm.base import Backend
+from rag_ablation.llm.client.base import Backend
 
 from rag_ablation.authoring.workbench import page
 from rag_ablation.authoring.workbench.checks import Verdict

@@ -2,7 +2,7 @@
 
 The passages are write mode's (``WriteMode.passages``: the chapter's seeded sample), in the same
 order. For each, the LLM of the ``llm:`` block is asked once, through the prompt cache
-(``rag_ablation.llm.prompt_cache``: a rerun asks nothing again), with the template
+(``rag_ablation.llm.client.prompt_cache``: a rerun asks nothing again), with the template
 ``rag_ablation/authoring/workbench/prompts/draft_question.txt`` (``DRAFT_PROMPT``, its ``{passage}`` filled literally) for one
 question the passage answers, in other words than the passage's, and the answering span copied
 verbatim (``parse_draft`` reads the ``Question:`` and ``Span:`` lines of the reply).
@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_ablation.authoring.passages import Passage
+from rag_ablation.data.passages import Passage
 from rag_ablation.core.errors import lookup
 from rag_ablation.data.text import normalize
-from rag_ablation.llm.base import Backend, Generation
-from rag_ablation.llm.prompting import fill, load_template, user_messages
+from rag_ablation.llm.client.base import Backend, Generation
+from rag_ablation.llm.client.prompting import fill, load_template, user_messages
 
 from rag_ablation.authoring.workbench.checks import Verdict
 from rag_ablation.authoring.workbench.session import (GENERATED, Refused, Workbench, WorkbenchError, WriteMode,
@@ -131,7 +131,7 @@ class DraftMode:
         if self._backend is None:
             if not self.bench.params.llm.enabled:
                 raise WorkbenchError(NO_LLM)
-            from rag_ablation.llm.registry import backend_from_config
+            from rag_ablation.llm.client.registry import backend_from_config
 
             self._backend = backend_from_config(self.bench.params.llm)
         return self._backend
@@ -139,7 +139,7 @@ class DraftMode:
     def _ask(self, messages: list[dict[str, Any]]) -> Generation:
         """One call through the prompt cache; runs in the worker thread."""
         if self._llm is None:
-            from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+            from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
 
             self._llm = CachedLLM(self.backend, PromptCache(self._cache))
         gen, _ = self._llm.chat(messages, num_predict=DRAFT_NUM_PREDICT)

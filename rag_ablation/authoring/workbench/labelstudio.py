@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_ablation.authoring.passages import Passage
+from rag_ablation.data.passages import Passage
 
 from rag_ablation.authoring.workbench.session import SLICES, Refused, Workbench, next_id, passage_key
 

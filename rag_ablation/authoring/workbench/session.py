@@ -6,7 +6,7 @@ passages, questions, chunks and configs only by keys that are looked up in what 
 and the params once; each mode reads what it needs on first use.
 
 Write mode (``WriteMode``, the chapter's method): the passages of
-``rag_ablation.authoring.passages.sample_passages`` with ``workbench.per_track`` and
+``rag_ablation.data.passages.sample_passages`` with ``workbench.per_track`` and
 ``workbench.seed``, one at a time in sample order. A passage is done when the question file
 holds a question from it (its doc, a span inside its text) or the session log records a
 question or a skip for it, so a rerun resumes at the first passage not done.
@@ -34,10 +34,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from rag_ablation.authoring.passages import Passage, sample_passages
+from rag_ablation.data.passages import Passage, sample_passages
 from rag_ablation.core.config import Params
 from rag_ablation.core.errors import UserError, lookup
-from rag_ablation.core.io import numbered_json_lines
+from rag_ablation.core.io import numbered_json_lines, read_json
 from rag_ablation.data.corpus import Document, load_corpus
 from rag_ablation.data.questions import UNANSWERABLE, Question, load_questions
 from rag_ablation.data.text import normalize
@@ -305,7 +305,7 @@ class AuditMode:
 
     def _run(self, config: str) -> tuple[dict[str, list[str]], Mapping[str, str]]:
         path = lookup(self.configs(), config, "config with a run file (run `dvc repro` first)")
-        run = json.loads(path.read_text(encoding="utf-8"))
+        run = read_json(path)
         ranking = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
         return ranking, run.get("passages", {})
 

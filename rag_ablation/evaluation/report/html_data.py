@@ -41,7 +41,7 @@ from typing import Any
 
 from rag_ablation.core.config import Params
 from rag_ablation.core.errors import InvalidData, MissingInput
-from rag_ablation.core.io import numbered_json_lines, string_record_problems
+from rag_ablation.core.io import numbered_json_lines, read_json, string_record_problems
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS
 from rag_ablation.evaluation.report.markdown import verdict
@@ -70,7 +70,7 @@ def read_json(path: Path, stage: str, *, optional: bool = False) -> Json | None:
             return None
         raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         line = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
         raise InvalidData(f"{path} is not valid JSON{line}: regenerate it with `dvc repro {stage}`") from None

@@ -18,6 +18,7 @@ from typing import Any
 
 from rag_ablation.core.config import Params
 from rag_ablation.core.errors import MissingInput
+from rag_ablation.core.io import read_json
 from rag_ablation.evaluation.scoring.audit import AuditSpan, audited_relevant
 from rag_ablation.evaluation.scoring.graded import Qrel
 from rag_ablation.evaluation.scoring.scores import score_answers, score_run
@@ -36,7 +37,7 @@ def read_output(path: Path, stage: str) -> dict:
     """A stage's JSON output; a missing one names the stage to run."""
     if not path.is_file():
         raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json(path)
 
 
 def score_configs(params: Params, questions: Sequence[Question], audit: Sequence[AuditSpan], *,

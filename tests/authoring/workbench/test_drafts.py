@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 from starlette.testclient import TestClient
 
-from rag_ablation.authoring.passages import sample_passages
+from rag_ablation.data.passages import sample_passages
 from rag_ablation.authoring.workbench.app import create_app, own_hosts
 from rag_ablation.authoring.workbench.drafts import NO_LLM, DraftMode, parse_draft
 from rag_ablation.authoring.workbench.session import Refused, Workbench, WorkbenchError, WriteMode, passage_key

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from rag_ablation.authoring.passages import sample_passages
+from rag_ablation.data.passages import sample_passages
 from rag_ablation.authoring.workbench.labelstudio import LABEL_CONFIG, export_tasks, import_annotations
 from rag_ablation.authoring.workbench.session import WriteMode, passage_key
 from rag_ablation.data.corpus import load_corpus

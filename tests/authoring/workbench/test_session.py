@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from rag_ablation.authoring.passages import sample_passages
+from rag_ablation.data.passages import sample_passages
 from rag_ablation.authoring.workbench.session import (AuditMode, Refused, Workbench, WorkbenchError, WriteMode,
                                                       corpus_digest, locate, next_id, passage_key)
 from rag_ablation.core.errors import UserError

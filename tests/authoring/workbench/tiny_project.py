@@ -16,7 +16,7 @@ from rag_ablation.core.config import Params
 from rag_ablation.core.io import write_json
 from rag_ablation.data.corpus import load_corpus
 from rag_ablation.evaluation.scoring.scores import RETRIEVAL_FIELDS, write_scores
-from rag_ablation.llm.base import Backend, Generation
+from rag_ablation.llm.client.base import Backend, Generation
 
 ROOT = Path(__file__).resolve().parents[3]
 

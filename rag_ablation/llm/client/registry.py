@@ -3,15 +3,15 @@ block of params.yaml.
 
 Backends (names used in ``llm.backend``):
 
-* ``llama_cpp``: a GGUF model run in-process by llama-cpp-python (``rag_ablation.llm.llama_cpp``);
+* ``llama_cpp``: a GGUF model run in-process by llama-cpp-python (``rag_ablation.llm.client.llama_cpp``);
   the default, with the packaged SmolLM2-135M-Instruct, or a pinned model by name
-  (``qwen2.5-coder-1.5b``, ``qwen2.5-coder-0.5b``; ``rag_ablation.llm.model_store``).
-* ``ollama``: a model served by an Ollama server (``rag_ablation.llm.ollama``).
+  (``qwen2.5-coder-1.5b``, ``qwen2.5-coder-0.5b``; ``rag_ablation.llm.client.model_store``).
+* ``ollama``: a model served by an Ollama server (``rag_ablation.llm.client.ollama``).
 * ``openai``: a model behind one or several OpenAI-compatible servers: vLLM, TGI, llama.cpp's
-  server, a hosted endpoint (``rag_ablation.llm.openai_compat``).
+  server, a hosted endpoint (``rag_ablation.llm.client.openai_compat``).
 
 This module imports every backend module; none of them imports it (they share
-``rag_ablation.llm.base``). Only code that builds a backend (stages, commands, tests) imports it.
+``rag_ablation.llm.client.base``). Only code that builds a backend (stages, commands, tests) imports it.
 """
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from typing import Any
 
 from rag_ablation.core.config import LlmConfig
 from rag_ablation.core.errors import lookup
-from rag_ablation.llm.base import Backend
-from rag_ablation.llm.llama_cpp import LlamaCppBackend
-from rag_ablation.llm.ollama import OllamaBackend
-from rag_ablation.llm.openai_compat import OpenAICompatBackend, api_key_from_env
+from rag_ablation.llm.client.base import Backend
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
+from rag_ablation.llm.client.ollama import OllamaBackend
+from rag_ablation.llm.client.openai_compat import OpenAICompatBackend, api_key_from_env
 
 BACKENDS: dict[str, type[Backend]] = {
     LlamaCppBackend.name: LlamaCppBackend,
@@ -41,7 +41,7 @@ def backend_from_config(cfg: LlmConfig) -> Backend:
     """A backend from a checked ``llm:`` block (``rag_ablation.core.config.LlmConfig``).
 
     ``llama_cpp``: ``model`` is a GGUF path, a pinned model name such as ``qwen2.5-coder-1.5b``
-    (its file fetched by ``rag-ablation models``; ``rag_ablation.llm.model_store``) or None (the
+    (its file fetched by ``rag-ablation models``; ``rag_ablation.llm.client.model_store``) or None (the
     packaged SmolLM2), ``threads`` the llama.cpp thread count, ``concurrency`` the copies of the
     model that answer at once. ``ollama``: ``model`` is a name the server has, ``host`` None means
     ``$OLLAMA_HOST`` or the default. ``openai``: ``model`` is a name the servers at ``base_urls``

@@ -21,8 +21,8 @@ from typing import Any
 
 from rag_ablation.core.io import default_cache_dir
 from rag_ablation.support.sqlite_cache import guarded, open_cache
-from rag_ablation.llm.base import Backend, Generation
-from rag_ablation.llm.claims import Claims
+from rag_ablation.llm.client.base import Backend, Generation
+from rag_ablation.llm.client.claims import Claims
 
 def default_cache_path() -> Path:
     """``default_cache_dir() / "prompts.sqlite"``."""

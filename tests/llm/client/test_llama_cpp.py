@@ -1,4 +1,4 @@
-"""The embedded llama.cpp backend (rag_ablation.llm.llama_cpp) with the real SmolLM2-135M GGUF."""
+"""The embedded llama.cpp backend (rag_ablation.llm.client.llama_cpp) with the real SmolLM2-135M GGUF."""
 from __future__ import annotations
 
 import hashlib
@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from rag_ablation.llm.base import Generation, LLMUnavailable
-from rag_ablation.llm.llama_cpp import LlamaCppBackend, default_gguf_path
-from rag_ablation.llm.registry import make_backend
+from rag_ablation.llm.client.base import Generation, LLMUnavailable
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend, default_gguf_path
+from rag_ablation.llm.client.registry import make_backend
 
 QUESTIONS = [
     [{"role": "user", "content": "What is the capital of France? Answer in one sentence."}],
@@ -75,8 +75,8 @@ def test_copies_answer_at_once_and_give_the_same_answers(tmp_path) -> None:
     """``copies=2`` (``llm.concurrency: 2``) with one thread each answers what one copy reading
     prompts on two threads answers, in the same order; a second copy is loaded only while the
     first is busy."""
-    from rag_ablation.llm.concurrent import chat_many
-    from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+    from rag_ablation.llm.client.concurrent import chat_many
+    from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
 
     passage = " ".join(f"Setting {i} of the gateway is called flag_{i} and defaults to {i * 7} seconds." for i in range(40))
     prompts = [*QUESTIONS] + [[{"role": "user", "content": f"{passage}\n\nWhat does flag_{i} default to?"}]

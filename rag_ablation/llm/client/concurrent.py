@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, cast
 
-from rag_ablation.llm.base import Generation
+from rag_ablation.llm.client.base import Generation
 
 Messages = list[dict[str, Any]]
 SEQUENTIAL_ONLY: frozenset[str] = frozenset()  # backends whose chat is not thread-safe

@@ -1,7 +1,7 @@
-"""Which graded questions get canaries (rag_ablation.llm.judge_checks.canary_questions)."""
+"""Which graded questions get canaries (rag_ablation.evaluation.judges.judge_checks.canary_questions)."""
 from __future__ import annotations
 
-from rag_ablation.llm.judge_checks import bias_sample, canary_questions
+from rag_ablation.evaluation.judges.judge_checks import bias_sample, canary_questions
 
 GRADED = [f"q{i}" for i in range(10)]
 

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from rag_ablation.llm.base import LLMUnavailable
-from rag_ablation.llm.ollama import OllamaBackend
-from rag_ablation.llm.registry import make_backend
+from rag_ablation.llm.client.base import LLMUnavailable
+from rag_ablation.llm.client.ollama import OllamaBackend
+from rag_ablation.llm.client.registry import make_backend
 
 from ollama_stub import DIGEST, MODEL, REPLY, StandIn, stand_in  # noqa: F401  (stand_in is a fixture)
 

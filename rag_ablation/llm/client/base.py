@@ -2,7 +2,7 @@
 ``LLMUnavailable`` error and the token-budget check (``check_num_predict``).
 
 Every backend answers one chat turn at a time (``Backend.chat``) and says exactly which model
-answered (``Backend.identity``), so that the prompt cache (``rag_ablation.llm.prompt_cache``) can key each
+answered (``Backend.identity``), so that the prompt cache (``rag_ablation.llm.client.prompt_cache``) can key each
 answer on the model's bytes and not on a name that may point at different weights tomorrow.
 
 Backends decode deterministically by default (temperature 0, fixed seed), so the same
@@ -12,9 +12,9 @@ Backends fail early and in one sentence: anything that keeps a model from answer
 not installed, model file missing, server down, model not pulled) raises ``LLMUnavailable``
 whose message names the model, the reason and the command that fixes it.
 
-The backends themselves live one per module (``rag_ablation.llm.llama_cpp``,
-``rag_ablation.llm.ollama``, ``rag_ablation.llm.openai_compat``) and are built by name through
-``rag_ablation.llm.registry``. This module imports none of them.
+The backends themselves live one per module (``rag_ablation.llm.client.llama_cpp``,
+``rag_ablation.llm.client.ollama``, ``rag_ablation.llm.client.openai_compat``) and are built by name through
+``rag_ablation.llm.client.registry``. This module imports none of them.
 """
 from __future__ import annotations
 

@@ -14,11 +14,11 @@ import time
 import httpx
 import pytest
 
-from rag_ablation.llm.base import Generation, LLMUnavailable
-from rag_ablation.llm.concurrent import chat_many, check_concurrency
-from rag_ablation.llm.openai_compat import HTTPStatus, OpenAICompatBackend, api_key_from_env
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
-from rag_ablation.llm.retry import RetriesExhausted, backoff_delays, call_with_retries, is_transient
+from rag_ablation.llm.client.base import Generation, LLMUnavailable
+from rag_ablation.llm.client.concurrent import chat_many, check_concurrency
+from rag_ablation.llm.client.openai_compat import HTTPStatus, OpenAICompatBackend, api_key_from_env
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.support.retry import RetriesExhausted, backoff_delays, call_with_retries, is_transient
 
 from openai_stub import MODEL, StubServer, reply_for
 

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
+from rag_ablation.core.io import read_json
 from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, load_grades, match_grades, write_grades
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.support.sampling import stratified_sample
@@ -136,7 +137,7 @@ def load_answers(folder: Path) -> Answers:
     seen: dict[str, Path] = {}
     for path in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(path)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             problems.append(f"{path}: not valid JSON ({e})")
             continue
@@ -216,7 +217,7 @@ def read_passages(folder: Path, items: Sequence[Item]) -> dict[str, dict[str, st
             raise MissingInput(f"no run file {path} for config {config!r}, whose passages the answers name: "
                                f"run `dvc repro retrieve@{config}` (or `dvc pull`), or pass --runs DIR")
         try:
-            run = json.loads(path.read_text(encoding="utf-8"))
+            run = read_json(path)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise InvalidData(f"{path}: not valid JSON ({e}); rerun `dvc repro retrieve@{config}`") from None
         passages = run.get("passages") if isinstance(run, dict) else None

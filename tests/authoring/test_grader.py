@@ -1,4 +1,4 @@
-"""rag-grade's session (rag_ablation.evaluation.judges.grader): which answers it shows (sample,
+"""rag-grade's session (rag_ablation.authoring.grader): which answers it shows (sample,
 resume, stale), back, the grades file written at once, the screen. The command (keys from
 standard input, a real terminal, bad input) is tested in tests/commands/test_grade.py."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from grade_answers import PASSAGES, grade_of, grades_file, project  # noqa: F401  (project is a fixture)
 
-from rag_ablation.evaluation.judges.grader import (Item, Session, equal_shares, load_answers, read_passages,
+from rag_ablation.authoring.grader import (Item, Session, equal_shares, load_answers, read_passages,
                                                    read_questions, render, sample_items, to_grade)
 from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, match_grades, write_grades
 

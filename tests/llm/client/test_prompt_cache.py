@@ -14,14 +14,14 @@ import pytest
 from rag_ablation.core.io import default_cache_dir
 
 from conftest import ROOT
-from rag_ablation.llm.prompt_cache import (
+from rag_ablation.llm.client.prompt_cache import (
     CachedLLM,
     PromptCache,
     cache_key,
     default_cache_path,
 )
-from rag_ablation.llm.base import Generation
-from rag_ablation.llm.llama_cpp import LlamaCppBackend
+from rag_ablation.llm.client.base import Generation
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
 
 IDENTITY = {"backend": "llama_cpp", "model": "m.gguf", "digest": "a" * 64}
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"}]
@@ -138,8 +138,8 @@ def test_cached_llm_rejects_options_the_backend_owns(tmp_path: Path, smollm2: Ll
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from rag_ablation.llm.prompt_cache import PromptCache
-    from rag_ablation.llm.base import Generation
+    from rag_ablation.llm.client.prompt_cache import PromptCache
+    from rag_ablation.llm.client.base import Generation
 
     cache = PromptCache(sys.argv[1])
     deadline = time.monotonic() + 60  # stops by itself if never killed

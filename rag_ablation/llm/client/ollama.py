@@ -1,6 +1,6 @@
 """The Ollama backend (``OllamaBackend``, registry name ``ollama``): a model served by an Ollama
 server, reached through the official ``ollama`` Python client, with retries of passing faults
-(``rag_ablation.llm.retry``). Its identity keys on the digest the server lists for the model.
+(``rag_ablation.support.retry``). Its identity keys on the digest the server lists for the model.
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from rag_ablation.llm.base import Backend, Generation, LLMUnavailable, check_num_predict
-from rag_ablation.llm.retry import DEFAULT_BACKOFF, DEFAULT_RETRIES, RetriesExhausted, call_with_retries, describe
+from rag_ablation.llm.client.base import Backend, Generation, LLMUnavailable, check_num_predict
+from rag_ablation.support.retry import DEFAULT_BACKOFF, DEFAULT_RETRIES, RetriesExhausted, call_with_retries, describe
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
@@ -30,7 +30,7 @@ class OllamaBackend(Backend):
     defaults never decide an answer. ``timeout`` is the HTTP timeout in seconds for each request;
     a request that fails with a passing fault (connection error, timeout, HTTP 5xx or 429,
     malformed JSON) is tried again up to ``retries`` times, ``backoff`` seconds after the first
-    failure and twice as long after each next one (``rag_ablation.llm.retry``).
+    failure and twice as long after each next one (``rag_ablation.support.retry``).
 
     Nothing is sent until ``identity`` or ``chat`` is called.
     """

@@ -35,9 +35,9 @@ from typing import Any
 from rag_ablation.core.config import LlmConfig
 from rag_ablation.core.errors import lookup
 from rag_ablation.evaluation.scoring.answer_measures import contains_reference, token_f1
-from rag_ablation.llm.concurrent import chat_many
-from rag_ablation.llm.prompt_cache import CachedLLM
-from rag_ablation.llm.prompting import fill, user_messages
+from rag_ablation.llm.client.concurrent import chat_many
+from rag_ablation.llm.client.prompt_cache import CachedLLM
+from rag_ablation.llm.client.prompting import fill, user_messages
 
 _TRIM = " \t\r\n.,;:!?\"'`*_()[]{}<>#-"
 

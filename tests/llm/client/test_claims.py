@@ -1,5 +1,5 @@
 """Each prompt is answered once across processes: two processes missing the same prompts at
-the same time send each to the LLM once (the claims of ``rag_ablation.llm.claims``), and an owner
+the same time send each to the LLM once (the claims of ``rag_ablation.llm.client.claims``), and an owner
 killed mid-request does not block the other. The processes are real; the LLM is the stand-in
 OpenAI-compatible server (``openai_stub``), because only it can count what it is asked, be made
 slow on purpose, and keep answering while a client is killed."""
@@ -17,15 +17,15 @@ import time
 from conftest import ROOT
 from openai_stub import MODEL, StubServer, reply_for
 
-from rag_ablation.llm.claims import Claims
-from rag_ablation.llm.prompt_cache import PromptCache
+from rag_ablation.llm.client.claims import Claims
+from rag_ablation.llm.client.prompt_cache import PromptCache
 
 # argv: cache file, server URL, concurrency, prompts as JSON; prints each (text, cached) as JSON
 CLIENT = textwrap.dedent("""
     import json, sys
-    from rag_ablation.llm.concurrent import chat_many
-    from rag_ablation.llm.openai_compat import OpenAICompatBackend
-    from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+    from rag_ablation.llm.client.concurrent import chat_many
+    from rag_ablation.llm.client.openai_compat import OpenAICompatBackend
+    from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
     path, url, concurrency, prompts = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
     with PromptCache(path) as cache:
         llm = CachedLLM(OpenAICompatBackend(%r, url, timeout=60, retries=0), cache)
@@ -100,7 +100,7 @@ def test_a_killed_owner_does_not_block_the_other(tmp_path):
 
 def test_claims_exclude_other_processes_only_while_held(tmp_path):
     """A claim held here makes another process's ``try_claim`` fail; released, it succeeds."""
-    probe = ("import sys; from rag_ablation.llm.claims import Claims; "
+    probe = ("import sys; from rag_ablation.llm.client.claims import Claims; "
              "print(Claims(sys.argv[1]).try_claim(sys.argv[2]))")
     key = "ab" * 32
 

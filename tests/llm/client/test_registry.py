@@ -1,4 +1,4 @@
-"""The backend registry (rag_ablation.llm.registry): every backend by name, an unknown name
+"""The backend registry (rag_ablation.llm.client.registry): every backend by name, an unknown name
 listing the valid ones, and no import order that breaks it."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from rag_ablation.llm.llama_cpp import LlamaCppBackend
-from rag_ablation.llm.ollama import OllamaBackend
-from rag_ablation.llm.openai_compat import OpenAICompatBackend
-from rag_ablation.llm.registry import BACKENDS, make_backend
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
+from rag_ablation.llm.client.ollama import OllamaBackend
+from rag_ablation.llm.client.openai_compat import OpenAICompatBackend
+from rag_ablation.llm.client.registry import BACKENDS, make_backend
 
 from conftest import ROOT
 
@@ -29,9 +29,9 @@ def test_unknown_backend_lists_valid_names() -> None:
 
 def test_registry_and_both_import_orders() -> None:
     assert BACKENDS["openai"] is OpenAICompatBackend
-    for first in ("rag_ablation.llm.openai_compat", "rag_ablation.llm.registry"):
-        code = (f"import {first}\nfrom rag_ablation.llm.registry import BACKENDS\n"
-                f"from rag_ablation.llm.openai_compat import OpenAICompatBackend\n"
+    for first in ("rag_ablation.llm.client.openai_compat", "rag_ablation.llm.client.registry"):
+        code = (f"import {first}\nfrom rag_ablation.llm.client.registry import BACKENDS\n"
+                f"from rag_ablation.llm.client.openai_compat import OpenAICompatBackend\n"
                 f"assert sorted(BACKENDS) == ['llama_cpp', 'ollama', 'openai']\n"
                 f"assert BACKENDS['openai'] is OpenAICompatBackend")
         res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

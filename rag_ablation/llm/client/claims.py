@@ -13,7 +13,7 @@ however it exits (``kill -9`` included), so the waiter gets the claim, finds no 
 the LLM itself. There is no timeout, heartbeat or stale-claim rule to tune.
 
 No deadlock: a process waits (blocks) for a claim only while it holds none. ``try_claim`` never
-waits; the concurrent path (``rag_ablation.llm.concurrent``) takes its claims with it and waits
+waits; the concurrent path (``rag_ablation.llm.client.concurrent``) takes its claims with it and waits
 for the keys others hold only after releasing its own.
 
 POSIX record locks belong to the process, not to the thread or the file descriptor: within one
