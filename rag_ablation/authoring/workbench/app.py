@@ -9,7 +9,8 @@ Security (the app binds to 127.0.0.1 only, ``rag_ablation.commands.label``):
 - Paths are fixed when the app is made (``session.Project``); requests name passages,
   candidates, questions, chunks and configs by keys looked up in what was loaded.
 - The page inserts every text with ``textContent``, never as HTML; its script and style are
-  files of the app, and the Content-Security-Policy allows no other source, no inline script.
+  files of the app (``static/``, read once when the app is made: ``page.read_assets``), and the
+  Content-Security-Policy allows no other source, no inline script or style.
 
 API (JSON in, JSON out; a refusal is 422 with ``problems``, a list of messages)::
 
@@ -130,17 +131,15 @@ def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str
             return await run_in_threadpool(call, fn, dict(request.query_params))
         return endpoint
 
-    def asset(body: str, media_type: str) -> Callable[[Request], Awaitable[Response]]:
+    def asset(file: page.Asset) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            return Response(body, media_type=media_type, headers={
+            return Response(file.body, media_type=file.media_type, headers={
                 "Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
                 "Referrer-Policy": "no-referrer"})
         return endpoint
 
     routes = [
-        Route("/", asset(page.HTML, "text/html; charset=utf-8")),
-        Route("/app.js", asset(page.JS, "text/javascript; charset=utf-8")),
-        Route("/app.css", asset(page.CSS, "text/css; charset=utf-8")),
+        *(Route(path, asset(file)) for path, file in page.read_assets().items()),
         Route("/api/write/next", get(lambda p: write.next())),
         Route("/api/write/check", post(write.check), methods=["POST"]),
         Route("/api/write/save", post(write.save), methods=["POST"]),
