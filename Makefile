@@ -23,7 +23,7 @@ PLOTS_HTML := .dvc/plots/offline.html
 
 # vega, vega-lite and vega-embed (vendored in rag_ablation/evaluation/report/assets/) inlined into DVC's plot page, so
 # `dvc plots show` / `dvc plots diff` open offline. Local setting, git-ignored file.
-$(PLOTS_HTML): rag_ablation/commands/plots_template.py $(wildcard rag_ablation/evaluation/report/assets/*.js) | $(STAMP)
+$(PLOTS_HTML): rag_ablation/commands/plots_template.py $(wildcard rag_ablation/evaluation/report/assets/*.min.js) | $(STAMP)
 	$(PY) -m rag_ablation.commands.plots_template $(PLOTS_HTML)
 	$(BIN)/dvc config --local plots.html_template plots/offline.html
 
@@ -46,10 +46,22 @@ test: install $(RAY)
 test-fast: install
 	$(PY) -m pytest -q -m "not slow and not slow_dvc"
 
-# The linter and the type checker, as configured in pyproject.toml (.ci/run calls this).
-lint: install
+# The JavaScript linter: ESLint at the versions of package-lock.json (dev tools only), installed
+# into node_modules/ by `npm ci` when it is missing or the lock file is newer than its stamp.
+NODE_STAMP := node_modules/.installed
+# The project's own browser code (eslint expands the quoted glob), never the vendored *.min.js.
+JS_LINT    := rag_ablation/evaluation/report/assets/report.js 'rag_ablation/**/static/*.js'
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --ignore-scripts
+	touch $(NODE_STAMP)
+
+# The linters and the type checker: ruff and mypy as configured in pyproject.toml, ESLint as
+# eslint.config.mjs configures it (.ci/run calls this).
+lint: install $(NODE_STAMP)
 	$(BIN)/ruff check rag_ablation stages tests benchmarks data/sample_passages.py
 	$(BIN)/mypy
+	node_modules/.bin/eslint --max-warnings 0 $(JS_LINT)
 
 bench: install
 	$(PY) benchmarks/retrieval_speed.py

@@ -1,23 +1,31 @@
-"""The chart libraries every offline page inlines: vega, vega-lite and vega-embed, vendored.
+"""The files the offline pages inline, in ``assets/`` beside this module, each checked against
+its pinned SHA-256 whenever it is read.
 
-One copy in the project, in ``assets/`` beside this module (with their licenses and a README):
-the browser build of each npm package at the version of :data:`PACKAGES`, checked against its
-SHA-256 whenever it is read. ``metrics/report.html`` (:mod:`rag_ablation.evaluation.report.html`)
-and the ``dvc plots`` page template (``rag_ablation.commands.plots_template``) both read them
-here, so no page fetches anything and neither needs npm or a network to be built.
+The chart libraries vega, vega-lite and vega-embed, vendored (with their licenses and a
+README): the browser build of each npm package at the version of :data:`PACKAGES`, one copy in
+the project. ``metrics/report.html`` (:mod:`rag_ablation.evaluation.report.html`) and the
+``dvc plots`` page template (``rag_ablation.commands.plots_template``) both read them here, so
+no page fetches anything and neither needs npm or a network to be built.
+
+The report page's own front-end, written in this project (:data:`PAGE_FILES`): its skeleton
+``report.html``, style sheet ``report.css`` and script ``report.js``, read by
+:func:`read_page_files`. Pinned like the libraries, so an edit reaches the page only together
+with its new hash, in the same commit.
+
 :func:`inline_script` puts code into a ``<script>`` element so the HTML parser cannot end it
 early.
 """
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ablation.core.errors import InvalidData, MissingInput
 
 ASSETS = Path(__file__).resolve().parent / "assets"
-"""The folder holding the vendored files."""
+"""The folder holding the vendored files and the report page's own front-end files."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,12 @@ PACKAGES = (
 """In load order: vega-lite needs vega, vega-embed needs both (browser globals)."""
 
 
+def _mismatch(data: bytes, sha256: str) -> str | None:
+    """None when the SHA-256 of ``data`` is ``sha256`` (hex), else the message's middle part."""
+    digest = hashlib.sha256(data).hexdigest()
+    return None if digest == sha256 else f"has SHA-256 {digest[:12]}..., not the pinned {sha256[:12]}..."
+
+
 def read_asset(package: Package, folder: Path = ASSETS) -> str:
     """The vendored build of ``package`` as text. A missing file, or one whose SHA-256 is not
     the pinned one (edited, truncated, another version), raises one UserError."""
@@ -49,16 +63,57 @@ def read_asset(package: Package, folder: Path = ASSETS) -> str:
     if not path.is_file():
         raise MissingInput(f"no vendored chart library {path}: restore it from git (`git checkout -- {path}`)")
     data = path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != package.sha256:
-        raise InvalidData(f"vendored {path.name} has SHA-256 {digest[:12]}..., not the pinned {package.sha256[:12]}... "
-                          f"of {package.spec}: restore it from git, or update PACKAGES after vendoring a new version")
+    wrong = _mismatch(data, package.sha256)
+    if wrong:
+        raise InvalidData(f"vendored {path.name} {wrong} of {package.spec}: restore it from git, or update PACKAGES "
+                          "after vendoring a new version")
     return data.decode("utf-8")
 
 
 def read_assets(packages: tuple[Package, ...] = PACKAGES, folder: Path = ASSETS) -> dict[str, str]:
     """Package spec -> its vendored code, in load order."""
     return {p.spec: read_asset(p, folder) for p in packages}
+
+
+@dataclass(frozen=True)
+class PageFile:
+    """One of the report page's own front-end files: its name in :data:`ASSETS` and its SHA-256
+    (hex)."""
+
+    file: str
+    sha256: str
+
+
+PAGE_FILES = {
+    "skeleton": PageFile("report.html", "6e610d1b7e9ce07dcbecce0a33daff6d5da64b876b9539993b7df1267a871178"),
+    "style": PageFile("report.css", "ae1e47b5727c176a878defdfcf03da00b2c8af391abd8c6e3651d655be499e2e"),
+    "app": PageFile("report.js", "ac97028d34e16cc745d31d81ea2aa03ac2ee8c0fcd15118f2574beae0d0c351c"),
+}
+"""Part of ``metrics/report.html`` -> its file. ``skeleton``: the page's HTML, with the
+placeholders ``{style}``, ``{libraries}``, ``{data}`` and ``{app}`` that
+``html.page`` fills; ``style``: the style sheet; ``app``: the script that draws every section
+from the page's JSON blob. After editing one on purpose, put its new ``sha256sum`` here."""
+
+
+def read_page_file(part: PageFile, folder: Path = ASSETS) -> str:
+    """The text of ``part``. A missing file, or one whose SHA-256 is not the pinned one, raises
+    one UserError saying how to restore it or pin the edit."""
+    path = folder / part.file
+    restore = f"restore it from git (`git checkout -- {path}`)"
+    if not path.is_file():
+        raise MissingInput(f"no report page file {path}: {restore}")
+    data = path.read_bytes()
+    wrong = _mismatch(data, part.sha256)
+    if wrong:
+        raise InvalidData(f"report page file {path.name} {wrong}: {restore}, or, if it was edited on purpose, pin "
+                          f"its new SHA-256 (`sha256sum {path}`) in PAGE_FILES of "
+                          "rag_ablation/evaluation/report/html_assets.py")
+    return data.decode("utf-8")
+
+
+def read_page_files(files: Mapping[str, PageFile] = PAGE_FILES, folder: Path = ASSETS) -> dict[str, str]:
+    """Part -> the text of its file (:func:`read_page_file`)."""
+    return {name: read_page_file(f, folder) for name, f in files.items()}
 
 
 def script_safe(code: str) -> str:

@@ -1,0 +1,363 @@
+(function () {
+"use strict";
+var D = JSON.parse(document.getElementById("report-data").textContent);
+var M = D.meta;
+window.reportData = D;
+
+function el(tag, props, children) {
+  var e = document.createElement(tag);
+  if (props) {
+    Object.keys(props).forEach(function (k) {
+      var v = props[k];
+      if (v === undefined || v === null) return;
+      if (k === "text") e.textContent = String(v);
+      else if (k === "cls") e.className = v;
+      else e.setAttribute(k, String(v));
+    });
+  }
+  (children || []).forEach(function (c) {
+    if (c === null || c === undefined) return;
+    e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+  });
+  return e;
+}
+function byId(id) { return document.getElementById(id); }
+function num(x) { return x === null || x === undefined ? "n/a" : Number(x).toFixed(3); }
+function signed(x) { return x === null || x === undefined ? "n/a" : (x >= 0 ? "+" : "") + Number(x).toFixed(3); }
+function pct(x) { return x === null || x === undefined ? "n/a" : (100 * x).toFixed(1) + "%"; }
+function withCi(d, f) {
+  f = f || num;
+  if (!d) return "n/a";
+  var v = d.value !== undefined ? d.value : d.delta;
+  if (d.ci_low === null || d.ci_low === undefined) return f(v);
+  return f(v) + " (" + f(d.ci_low) + " to " + f(d.ci_high) + ")";
+}
+function qLink(id) { return "#q/" + encodeURIComponent(id); }
+function table(header, rows, cls) {
+  var t = el("table", {cls: cls || ""});
+  t.appendChild(el("thead", null, [el("tr", null, header.map(function (h) { return el("th", {text: h}); }))]));
+  var body = el("tbody");
+  rows.forEach(function (r) {
+    var tr = el("tr", r.cls ? {cls: r.cls} : null);
+    (r.cells || r).forEach(function (c) {
+      tr.appendChild(c instanceof Node ? el("td", null, [c]) : el("td", {text: c}));
+    });
+    body.appendChild(tr);
+  });
+  t.appendChild(body);
+  return t;
+}
+
+var configs = D.configs;
+var byName = {};
+configs.forEach(function (c) { byName[c.name] = c; });
+var shown = configs.filter(function (c) { return c.available; });
+var letterOf = {};
+shown.forEach(function (c) { letterOf[c.letter] = c.name; });
+
+// ---------------------------------------------------------------- first screen
+byId("summary").textContent = "Baseline: " + M.baseline + (M.baseline_available ? "" : " (unavailable)") +
+  ". Questions: " + M.n_questions + " (" + M.n_answerable + " answerable" +
+  (M.n_baseline !== null ? ", " + M.n_baseline + " scored in the baseline" : "") + "). Gate measure: " +
+  M.measure_label + ". Intervals: " + Math.round(100 * M.confidence) + "% " + M.method + " bootstrap, " +
+  M.resamples + " resamples. " + shown.length + " of " + configs.length + " configs available.";
+byId("forest-note").textContent = "Each config against " + M.baseline + " on the same questions: the change in " +
+  M.measure_label + " with its interval. Real gain / real loss: the interval excludes 0 and the Holm-adjusted " +
+  "sign test is below 0.05; everything else is within the noise. Sorted by change.";
+
+// ---------------------------------------------------------------- config table
+(function () {
+  var slices = [];
+  shown.forEach(function (c) {
+    Object.keys(c.by_slice || {}).forEach(function (s) { if (slices.indexOf(s) < 0) slices.push(s); });
+  });
+  slices.sort();
+  var measures = [["recall_at_1", "recall@1"], ["recall_at_5", "recall@5"], ["recall_at_10", "recall@10"],
+                  ["mrr_at_10", "MRR@10"]];
+  var gate = M.measure.replace("hit_at_", "recall_at_");
+  var header = ["", "config", "n"].concat(measures.map(function (m) { return m[1]; }))
+    .concat(["change (" + M.measure_label + ")", "verdict"])
+    .concat(slices.map(function (s) { return M.measure_label + ", " + s; }));
+  var rows = shown.map(function (c) {
+    var cells = [el("span", {cls: "letters", text: c.letter}), c.name + (c.baseline ? " (baseline)" : ""),
+                 String(c.n)];
+    measures.forEach(function (m) {
+      var td = el("span", {text: withCi(c.measures[m[0]])});
+      if (m[0] === gate && c.beats) td.appendChild(el("span", {cls: "letters", text: c.beats}));
+      cells.push(td);
+    });
+    cells.push(c.change ? withCi(c.change, signed) : "");
+    cells.push(c.change ? c.change.verdict : "");
+    slices.forEach(function (s) {
+      var g = c.by_slice[s];
+      cells.push(g ? withCi(g) + " n=" + g.n + (g.too_small ? ", too small" : "") : "");
+    });
+    return cells;
+  });
+  byId("configs-table").appendChild(table(header, rows, "configs"));
+  byId("configs-note").textContent = "Each cell: the value and its interval. The letters after " + M.measure_label +
+    " name the configs it beats: exact sign tests on the questions each pair disagrees on, Holm-adjusted over " +
+    "all pairs, level " + M.alpha + ".";
+  byId("letters-legend").textContent = "Letters: " + shown.map(function (c) { return c.letter + " = " + c.name; })
+    .join(", ") + ".";
+  var gone = configs.filter(function (c) { return !c.available; });
+  if (gone.length) {
+    byId("unavailable").appendChild(el("h3", {text: "Unavailable configs"}));
+    byId("unavailable").appendChild(table(["config", "reason"], gone.map(function (c) {
+      return {cls: "unavailable", cells: [c.name, c.reason]};
+    })));
+  }
+})();
+
+// ---------------------------------------------------------------- grid
+var questions = D.questions;
+var gridConfigs = shown.filter(function (c) { return D.grid[c.name]; });
+(function () {
+  var sel = byId("slice-filter");
+  var order = [];
+  questions.forEach(function (q, i) { if (order.indexOf(q.slice) < 0) order.push(q.slice); });
+  order.forEach(function (s) { sel.appendChild(el("option", {value: s, text: s})); });
+  var t = byId("grid-table");
+  var head = el("tr", null, [el("th", {text: "question"})]);
+  gridConfigs.forEach(function (c) { head.appendChild(el("th", {cls: "col", title: c.name, text: c.name})); });
+  t.appendChild(el("thead", null, [head]));
+  order.forEach(function (s) {
+    var body = el("tbody", {"data-slice": s});
+    body.appendChild(el("tr", {cls: "slice-row"}, [el("th", {colspan: gridConfigs.length + 1, text: s})]));
+    questions.forEach(function (q, i) {
+      if (q.slice !== s) return;
+      var tr = el("tr", {cls: "qrow" + (D.changed[i] ? " changed" : ""), "data-q": q.id, "data-i": i});
+      tr.appendChild(el("th", null, [el("a", {href: qLink(q.id), text: q.id, title: q.question})]));
+      gridConfigs.forEach(function (c) {
+        var v = D.grid[c.name][i];
+        var kind = v === null ? "na" : v ? "hit" : "miss";
+        var word = v === null ? "n/a" : v ? "hit" : "miss";
+        tr.appendChild(el("td", {cls: "cell " + kind, "data-config": c.name},
+          [el("a", {href: qLink(q.id), title: c.name + ": " + word + " (" + M.measure_label + ")",
+                    "aria-label": q.id + " " + c.name + " " + word})]));
+      });
+      body.appendChild(tr);
+    });
+    t.appendChild(body);
+  });
+  byId("grid-note").textContent = "One row per question, grouped by slice; one column per available config. " +
+    "Green: the question's span is in the top " + M.k + " (" + M.measure_label + " hit), red: a miss, grey: " +
+    "unanswerable. Changed: some config differs from " + M.baseline + ". Click a cell for the question.";
+  function apply() {
+    var onlyChanged = byId("changed-only").checked;
+    var slice = sel.value;
+    var visible = 0;
+    Array.prototype.forEach.call(t.tBodies, function (body) {
+      var any = false;
+      Array.prototype.forEach.call(body.querySelectorAll("tr.qrow"), function (tr) {
+        var i = Number(tr.getAttribute("data-i"));
+        var show = (!onlyChanged || D.changed[i]) && (!slice || questions[i].slice === slice);
+        tr.hidden = !show;
+        if (show) { visible += 1; any = true; }
+      });
+      body.hidden = !any;
+    });
+    byId("grid-count").textContent = visible + " of " + questions.length + " questions shown";
+  }
+  byId("changed-only").addEventListener("change", apply);
+  sel.addEventListener("change", apply);
+  apply();
+})();
+
+// ---------------------------------------------------------------- one question, on demand
+function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+function findSpan(text, span) {
+  var words = span.trim().split(/\s+/).filter(Boolean);
+  if (!words.length) return null;
+  var least = Math.min(words.length, 5);
+  for (var len = words.length; len >= least; len--) {
+    for (var start = 0; start + len <= words.length; start++) {
+      var re = new RegExp(words.slice(start, start + len).map(escapeRe).join("\\s+"), "i");
+      var m = re.exec(text);
+      if (m) return [m.index, m.index + m[0].length];
+    }
+  }
+  return null;
+}
+function highlighted(text, spans) {
+  var ranges = [];
+  spans.forEach(function (s) {
+    var r = findSpan(text, s.text);
+    if (r) ranges.push([r[0], r[1], s.cls]);
+  });
+  ranges.sort(function (a, b) { return a[0] - b[0]; });
+  var nodes = [], at = 0;
+  ranges.forEach(function (r) {
+    if (r[0] < at) return;
+    nodes.push(document.createTextNode(text.slice(at, r[0])));
+    nodes.push(el("mark", {cls: r[2], text: text.slice(r[0], r[1])}));
+    at = r[1];
+  });
+  nodes.push(document.createTextNode(text.slice(at)));
+  return nodes;
+}
+function verdictWord(v) { return v === true ? "correct" : v === false ? "incorrect" : "unknown"; }
+function renderQuestion(id) {
+  var i = -1;
+  for (var j = 0; j < questions.length; j++) { if (questions[j].id === id) { i = j; break; } }
+  var box = byId("question");
+  box.textContent = "";
+  if (i < 0) { box.appendChild(el("p", {text: "No question " + id + " in this report."})); return; }
+  var q = questions[i];
+  box.setAttribute("data-q", q.id);
+  box.appendChild(el("p", {cls: "small"}, [el("a", {href: "#questions", text: "back to the grid"})]));
+  box.appendChild(el("h3", {text: q.id}));
+  box.appendChild(el("p", {cls: "question-text"}, [el("strong", {text: q.question})]));
+  box.appendChild(el("p", {cls: "muted small", text: "slice " + q.slice + (q.doc ? ", document " + q.doc : "") +
+    ". Reference answer: " + q.answer}));
+  var spans = q.spans.map(function (s) { return {text: s, cls: "span"}; })
+    .concat(q.audit.map(function (a) { return {text: a.span, cls: "audit"}; }));
+  if (q.spans.length) {
+    box.appendChild(el("p", null, ["Span(s): "].concat(q.spans.map(function (s) {
+      return el("mark", {cls: "span", text: s}); }))));
+  } else {
+    box.appendChild(el("p", {cls: "muted", text: "Unanswerable: no span."}));
+  }
+  if (q.audit.length) {
+    box.appendChild(el("p", {text: "Label audit:"}));
+    box.appendChild(el("ul", null, q.audit.map(function (a) {
+      return el("li", null, [el("mark", {cls: "audit", text: a.span}), " (" + a.doc + "): " + a.note]);
+    })));
+  }
+  var base = D.grid[M.baseline];
+  shown.forEach(function (c) {
+    var ranking = (D.rankings[c.name] || [])[i];
+    if (!ranking) return;
+    var v = D.grid[c.name] ? D.grid[c.name][i] : null;
+    var differs = base && v !== null && base[i] !== null && v !== base[i];
+    var word = v === null ? "n/a" : v ? "hit" : "miss";
+    var d = el("details", {cls: "config-passages", "data-config": c.name});
+    if (c.baseline || differs) d.open = true;
+    d.appendChild(el("summary", {text: c.name + (c.baseline ? " (baseline)" : "") + ": " + M.measure_label + " " +
+      word + (differs ? ", differs from the baseline" : "")}));
+    var texts = D.passages[c.chunking] || {};
+    ranking.forEach(function (p, r) {
+      var div = el("div", {cls: "passage" + (p[2] ? " relevant" : ""), "data-rank": r + 1});
+      div.appendChild(el("div", {cls: "head", text: "#" + (r + 1) + "  score " + Number(p[1]).toFixed(4) + "  " +
+        p[0] + (p[2] ? "  relevant" : "")}));
+      div.appendChild(el("div", {cls: "text"}, highlighted(texts[p[0]] || "", spans)));
+      d.appendChild(div);
+    });
+    box.appendChild(d);
+  });
+  Object.keys(D.answers).sort().forEach(function (name) {
+    var a = D.answers[name];
+    if (a.reason) { box.appendChild(el("p", {cls: "muted", text: name + ": answers " + a.reason})); return; }
+    var e = a.answers[q.id];
+    if (!e) return;
+    var verdicts = M.judges.map(function (j) { return j + ": " + verdictWord(e.verdicts[j]); }).join(", ");
+    box.appendChild(el("div", {cls: "answer", "data-config": name}, [
+      el("strong", {text: "Answer of " + name}), "\n" + e.answer + "\n",
+      el("span", {cls: "muted small", text: "hand grade: " + (e.hand === null || e.hand === undefined ?
+        "not graded" : verdictWord(e.hand)) + "; judges: " + verdicts + (e.failure ? "; " + e.failure : "")})]));
+  });
+}
+function route() {
+  var h = location.hash;
+  if (h.indexOf("#q/") === 0) {
+    renderQuestion(decodeURIComponent(h.slice(3)));
+    byId("question").scrollIntoView();
+  }
+}
+window.addEventListener("hashchange", route);
+window.renderQuestion = renderQuestion;
+
+// ---------------------------------------------------------------- judges
+(function () {
+  var J = D.judge, box = byId("judge-panel");
+  if (!J.judges.length) { box.appendChild(el("p", {cls: "muted", text: "No judges configured."})); return; }
+  box.appendChild(el("p", {cls: "muted small", text: (J.grades.matching || 0) + " hand grades match the current " +
+    "answers (" + (J.grades.stale || 0) + " stale, " + (J.grades.unknown || 0) + " unknown)."}));
+  var cards = el("div", {cls: "cards"});
+  J.judges.forEach(function (j) {
+    var card = el("div", {cls: "card judge", "data-judge": j.judge}, [el("h3", {text: j.judge})]);
+    if (j.confusion) {
+      var c = j.confusion;
+      card.appendChild(table(["judge \\ hand", "correct", "incorrect"], [
+        ["says correct", String(c.tp), String(c.fp)], ["says incorrect", String(c.fn), String(c.tn)]], "confusion"));
+      card.appendChild(el("p", {cls: "small", text: "invalid replies: " + c.invalid + "; Cohen's kappa " +
+        withCi(j.kappa) + "; accuracy " + withCi(j.accuracy)}));
+    } else {
+      card.appendChild(el("p", {cls: "muted", text: j.reason}));
+    }
+    if (j.canaries.length) {
+      card.appendChild(table(["canary", "should", "accepted", "n"], j.canaries.map(function (k) {
+        return [k.kind, k.expected_accept ? "accept" : "reject",
+                pct(k.accepted) + " (" + pct(k.low) + " to " + pct(k.high) + ")", String(k.n)];
+      }), "canaries"));
+    }
+    cards.appendChild(card);
+  });
+  box.appendChild(cards);
+  var C = J.comparison;
+  if (C) {
+    var links = function (ids) {
+      var span = el("span");
+      ids.forEach(function (id, i) {
+        if (i) span.appendChild(document.createTextNode(", "));
+        span.appendChild(el("a", {href: qLink(id), text: id}));
+      });
+      return ids.length ? span : "none";
+    };
+    var pts = function (x) {
+      return x === null || x === undefined ? "n/a" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1) + " pts";
+    };
+    var clustered = C.rows.some(function (r) { return String(r.method || "").indexOf("cluster") === 0; });
+    box.appendChild(el("h3", {text: "Answer configs compared, by hand grades"}));
+    box.appendChild(el("p", {cls: "small", text: "Each answered config against " + C.baseline + " on the questions " +
+      "hand-graded for both, paired by question: the difference in accuracy with its paired bootstrap interval" +
+      (clustered ? " (resampling whole source documents: stats.cluster)" : "") + ", the " +
+      "questions it fixed (wrong in " + C.baseline + ", right here) and broke, and the exact McNemar p on those. An " +
+      "interval that includes 0 is no evidence either way."}));
+    box.appendChild(table(["config", "graded in both", C.baseline, "config", "difference (interval)", "McNemar p",
+                           "fixed", "broken"], C.rows.map(function (r) {
+      if (r.reason) return {cls: "unavailable", cells: [r.config, "unavailable: " + r.reason, "", "", "", "", "", ""]};
+      return [r.config, String(r.n), pct(r.baseline_accuracy), pct(r.accuracy), withCi(r, pts),
+              Number(r.p_mcnemar).toPrecision(3), links(r.fixed), links(r.broken)];
+    }), "answer-comparison"));
+  }
+  var p = J.position;
+  box.appendChild(el("p", {cls: "small", text: p.pairs !== undefined ?
+    "Position consistency: " + p.consistent + "/" + p.pairs + " pairs judged the same in both orders (" +
+    pct(p.consistency) + "); ties " + p.ties + ", long wins " + p.long_wins + ", short wins " + p.short_wins + "." :
+    "Position consistency: " + p.reason + "."}));
+})();
+
+// ---------------------------------------------------------------- sweep
+(function () {
+  var S = D.sweep, box = byId("sweep-panel");
+  if (!S) { box.appendChild(el("p", {cls: "muted", text: "No sweep summary (rag-ablation sweep-report)."})); return; }
+  box.appendChild(el("p", {text: "Winner: " + S.winner + " (chosen on " + S.chosen_on + ", " + S.questions +
+    " questions; tie set of " + S.tie_set_size + "; baseline " + S.baseline + ")."}));
+  box.appendChild(table(["", "candidate", "value", "rank (interval)", "beats", "tie set", "P95 ms", "Pareto"],
+    S.rows.map(function (r) {
+      return [r.letter || "", r.candidate, withCi(r), r.rank + " (" + r.rank_low + " to " + r.rank_high + ")",
+              r.beats || "", r.in_tie_set ? "yes" : "", r.p95_ms === null ? "n/a" : String(r.p95_ms),
+              r.pareto ? "yes" : ""];
+    }), "sweep"));
+})();
+
+// ---------------------------------------------------------------- charts
+var targets = {forest: "forest", cost: "cost-chart", answer_cost: "answer-cost", sweep: "sweep-chart"};
+var OPTIONS = {"actions": false, "mode": "vega-lite", "renderer": "svg"};
+var jobs = Object.keys(targets).filter(function (k) { return D.charts[k]; }).map(function (k) {
+  return vegaEmbed("#" + targets[k], D.charts[k], OPTIONS).catch(function (err) {
+    byId(targets[k]).appendChild(el("p", {cls: "chart-error", text: "chart failed: " + err}));
+    throw err;
+  });
+});
+Object.keys(targets).forEach(function (k) {
+  if (!D.charts[k]) byId(targets[k]).appendChild(el("p", {cls: "muted small", text: "No data for this chart."}));
+});
+Promise.allSettled(jobs).then(function (res) {
+  document.body.setAttribute("data-charts", String(res.filter(function (r) { return r.status === "fulfilled"; }).length));
+  document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));
+  document.body.setAttribute("data-ready", "1");
+});
+route();
+})();
