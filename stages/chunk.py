@@ -18,6 +18,7 @@ from rag_ablation.retrieval.chunking import chunk_corpus, chunk_options
 from rag_ablation.data.corpus import load_corpus
 from rag_ablation.core.io import write_jsonl
 
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--name", required=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -51,9 +50,8 @@ def main() -> None:
     if run["status"] == "ok" and not params.llm.enabled:
         out.update(status="unavailable", reason="answers need an LLM, and llm.backend is none")
     if out["status"] != "ok":
-        write_json(args.out, out)
-        write_json(args.latency, {"calls": 0, "hits": 0, "misses": 0})
-        print(f"generate@{args.name}: {out['status']}: {out['reason']}", file=sys.stderr)
+        runner.write_unavailable(out, out=args.out, latency=args.latency, no_work={"calls": 0, "hits": 0, "misses": 0},
+                                 label=f"generate@{args.name}")
         return
     backend = backend_from_config(params.llm)
     llm = CachedLLM(backend, PromptCache())

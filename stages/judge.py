@@ -12,7 +12,6 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -20,14 +19,13 @@ from tqdm import tqdm
 
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
-from rag_ablation.evaluation.judges.grades import answer_sha256
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.llm.client.registry import backend_from_config
-from rag_ablation.evaluation.judges.judging import Item, build_judges, judge_availability, llm_judge
+from rag_ablation.evaluation.judges.judging import build_judges, judge_answers, judge_availability, llm_judge
 from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
 
-VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
+NO_CALLS = {"calls": 0, "hits": 0, "misses": 0}  # the latency file when no LLM call was made
 
 
 def main() -> None:
@@ -47,9 +45,7 @@ def main() -> None:
     out = {"config": args.name, "status": answers["status"], "reason": answers["reason"], "judges": {},
            "verdicts": []}
     if answers["status"] != "ok":
-        write_json(args.out, out)
-        write_json(args.latency, {"calls": 0, "hits": 0, "misses": 0})
-        print(f"judge@{args.name}: {out['status']}: {out['reason']}", file=sys.stderr)
+        runner.write_unavailable(out, out=args.out, latency=args.latency, no_work=NO_CALLS, label=f"judge@{args.name}")
         return
 
     cached: CachedLLM | None = None
@@ -69,22 +65,13 @@ def main() -> None:
 
     judges = build_judges(available.runnable, token_f1_threshold=jc.token_f1_threshold,
                           llm=make_llm_judge if cached is not None else None)
-    records = answers["answers"]
-    items = [Item(question=questions[r["id"]]["question"], reference=questions[r["id"]]["answer"], answer=r["answer"])
-             for r in records]
-    results = {name: judge(items) for name, judge in judges.items()}
-    for i, r in enumerate(records):
-        row = {"id": r["id"], "answer_sha256": answer_sha256(r["answer"])}
-        for name, verdicts in results.items():
-            row[name] = {"verdict": VERDICT_NAMES[verdicts[i].verdict], "detail": verdicts[i].detail}
-        out["verdicts"].append(row)
-    for name, verdicts in results.items():
-        out["judges"][name]["invalid"] = sum(v.verdict is None for v in verdicts)
+    judged = judge_answers(answers["answers"], questions, judges)
+    out["verdicts"] = judged.rows()
+    for name, invalid in judged.invalid().items():
+        out["judges"][name]["invalid"] = invalid
     write_json(args.out, out)
-    write_json(args.latency, cached.stats() if cached else {"calls": 0, "hits": 0, "misses": 0})
-    summary = ", ".join(f"{n}: {sum(v.verdict is True for v in vs)}/{len(vs)} correct, "
-                        f"{sum(v.verdict is None for v in vs)} invalid" for n, vs in results.items())
-    print(f"judge@{args.name}: {summary}", file=sys.stderr)
+    write_json(args.latency, cached.stats() if cached else NO_CALLS)
+    print(f"judge@{args.name}: {judged.summary()}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -19,26 +19,19 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from rag_ablation.core import runner
-from rag_ablation.core.config import LlmConfig, load_config
+from rag_ablation.core.config import load_config
 from rag_ablation.evaluation.judges.grades import load_grades
-from rag_ablation.core.io import read_json, read_jsonl, write_json
-from rag_ablation.llm.client.registry import backend_from_config
-from rag_ablation.evaluation.judges.judge_checks import (BIAS_TESTS_UNAVAILABLE, CANARY_KINDS, bias_sample, canary_questions,
-                                           canary_rows, length_pairs, second_answers, self_preference_pairs)
+from rag_ablation.core.io import read_jsonl, write_json
+from rag_ablation.evaluation.judges.judge_checks import (BIAS_TESTS_UNAVAILABLE, CANARY_KINDS, bias_sample, cached_judge,
+                                                         canary_questions, canary_rows, length_pairs, self_preference)
 from rag_ablation.evaluation.judges.judging import build_judges, judge_availability, llm_judge
-from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompt_cache import PromptCache
 from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.data.questions import Question
-
-
-def _cached(cfg: LlmConfig, cache: PromptCache, prompt: str) -> tuple[CachedLLM, dict]:
-    backend = backend_from_config(cfg)
-    return CachedLLM(backend, cache, options={"judge_prompt": prompt}), {**backend.identity(), **backend.settings()}
 
 
 def main() -> None:
@@ -66,7 +59,7 @@ def main() -> None:
     judge_llm = identity = None
     if llm_ok:
         template = load_template(args.prompts, jc.prompt, needs=["question", "reference", "answer"])
-        judge_llm, identity = _cached(judge_cfg, cache, jc.prompt)
+        judge_llm, identity = cached_judge(judge_cfg, cache, jc.prompt)
     out["judges"] = available.statuses()
     if llm_ok:
         out["judges"]["llm"]["llm"] = identity
@@ -86,29 +79,10 @@ def main() -> None:
                      "pairs": length_pairs(judge_llm, pair_template, questions, sample, num_predict=jc.num_predict,
                                            concurrency=judge_cfg.concurrency)}
 
-    answered = params.generation.configs
-    if jc.second_llm is None or not params.llm.enabled:
-        out["self_preference"] = {"status": "not measured", "reason": "needs two answer models (set judge.second_llm)"}
-    elif not answered:
-        out["self_preference"] = {"status": "not measured", "reason": "no answered config (generation.configs is empty)"}
-    else:
-        answers = read_json((args.answers / f"{answered[0]}.json"))
-        run = read_json((args.runs / f"{answered[0]}.json"))
-        first = {r["id"]: r["answer"] for r in answers.get("answers", [])}
-        ids = [q for q in sample if q in first]
-        second_backend = backend_from_config(jc.second_llm)
-        second = second_answers(CachedLLM(second_backend, cache), answers, run, [Question(**questions[q]) for q in ids],
-                                template=load_template(args.prompts, answers["prompt"], needs=["passages", "question"]),
-                                stop=params.generation.stop, concurrency=jc.second_llm.concurrency)
-        first_judge, first_identity = _cached(params.llm, cache, jc.pairwise_prompt)
-        second_judge, _ = _cached(jc.second_llm, cache, jc.pairwise_prompt)
-        out["self_preference"] = {
-            "status": "ok", "reason": None,
-            "models": {"first": first_identity, "second": {**second_backend.identity(), **second_backend.settings()}},
-            "second_answers": [{"id": q, "answer": second[q]} for q in ids],
-            "pairs": self_preference_pairs({"first": (first_judge, params.llm.concurrency),
-                                            "second": (second_judge, jc.second_llm.concurrency)},
-                                           pair_template, questions, first, second, ids, num_predict=jc.num_predict)}
+    out["self_preference"] = self_preference(
+        answer_llm=params.llm, second_llm=jc.second_llm, answered=params.generation.configs, answers_dir=args.answers,
+        runs_dir=args.runs, prompts=args.prompts, pairwise_prompt=jc.pairwise_prompt, pair_template=pair_template,
+        questions=questions, sample=sample, cache=cache, stop=params.generation.stop, num_predict=jc.num_predict)
     write_json(args.out, out)
     print(f"judge_checks: {len(out['canaries']['items'])} canaries over {len(canaried)} of {len(graded)} graded questions; "
           f"{len(sample)} length pairs; self-preference {out['self_preference']['status']}", file=sys.stderr)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,7 +22,8 @@ from rag_ablation.data.chunks import load_chunks
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.data.questions import Question
-from rag_ablation.retrieval.runner import open_retrievers, ranked_passages, run_config, step_latency
+from rag_ablation.retrieval.runner import (open_retrievers, ranked_passages, resolved_config, run_config,
+                                          step_latency)
 
 
 def main() -> None:
@@ -41,14 +41,8 @@ def main() -> None:
     params = load_config()
     cfg = params.config(args.name)
     questions = [Question(**d) for d in read_jsonl(args.questions)]
-    resolved = {**cfg.resolved(), "embedding_model": params.embedding.model if cfg.uses_dense else None,
-                "bm25": params.bm25.scoring() if cfg.uses_bm25 else None}
-    if cfg.uses_dense and params.embedding.backend != "sentence_transformers":  # the default's runs stay as they were
-        resolved["embedding_backend"] = params.embedding.backend
-    if cfg.uses_dense and params.faiss.index != "flat":  # flat adds nothing: its runs stay as they were
-        f = params.faiss
-        resolved["faiss"] = {"index": f.index, **({"nprobe": f.nprobe} if f.index == "ivf" else {"ef_search": f.ef_search})}
-    out = {"config": resolved, "status": "ok", "reason": None, "questions": [], "passages": {}}
+    out = {"config": resolved_config(cfg, embedding=params.embedding, bm25=params.bm25, faiss=params.faiss),
+           "status": "ok", "reason": None, "questions": [], "passages": {}}
 
     transformed = read_json(args.queries)
     if transformed.get("status", "ok") != "ok":  # its query transform could not run (no LLM)
@@ -59,9 +53,8 @@ def main() -> None:
                                             faiss=params.faiss)
     out.update(status=status, reason=reason)
     if r is None:
-        write_json(args.out, out)
-        write_json(args.latency, step_latency([]))
-        print(f"retrieve@{cfg.name}: {status}: {reason}", file=sys.stderr)
+        runner.write_unavailable(out, out=args.out, latency=args.latency, no_work=step_latency([]),
+                                 label=f"retrieve@{cfg.name}")
         return
     queries = transformed["queries"]
     records, times = run_config(cfg, questions, r, queries=queries,

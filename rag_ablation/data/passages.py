@@ -3,11 +3,14 @@
 A *passage* here is a question-writing unit, not a retrieval chunk: a markdown document is cut
 at its headings into sections, and each section's blank-line-separated blocks (a fenced code
 block counts as one block) are merged greedily while the passage stays within ``budget``
-characters. A single block longer than the budget is a passage of its own.
+characters (default ``PASSAGE_BUDGET``). A single block longer than the budget is a passage of
+its own.
 
 Sampling (``sample_passages``) shuffles each track's passages with a fixed seed and walks the
 shuffled order, skipping a passage that is shorter than ``min_chars`` or mostly code, table or
-markup, and taking the next one, until ``per_track`` are taken.
+markup, and taking the next one, until ``per_track`` are taken (``per_track`` and ``seed``
+have no default here: the workbench passes ``workbench.per_track`` and ``workbench.seed``, whose
+defaults are ``rag_ablation.core.config.WorkbenchConfig``'s).
 """
 from __future__ import annotations
 
@@ -17,6 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ablation.data.corpus import load_corpus
+
+PASSAGE_BUDGET = 800
+"""The most characters a question-writing passage holds (the chapter's budget), unless one
+block alone is longer."""
 
 _HEADING = re.compile(r"^#{1,6}\s")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -65,7 +72,7 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
     return blocks
 
 
-def split_passages(text: str, doc: str, track: str, budget: int = 800) -> list[Passage]:
+def split_passages(text: str, doc: str, track: str, budget: int = PASSAGE_BUDGET) -> list[Passage]:
     """Cut one document into passages (see the module docstring). Headings end a passage and
     are not part of any passage."""
     out: list[Passage] = []
@@ -112,9 +119,9 @@ def markup_share(text: str) -> float:
 def sample_passages(
     corpus: Path,
     *,
-    per_track: int = 15,
-    seed: int = 8,
-    budget: int = 800,
+    per_track: int,
+    seed: int,
+    budget: int = PASSAGE_BUDGET,
     min_chars: int = 400,
     max_markup: float = 0.5,
 ) -> tuple[list[Passage], dict[str, int]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rag_ablation.data.passages import split_passages
+from rag_ablation.data.passages import PASSAGE_BUDGET, split_passages
 from rag_ablation.data.corpus import Document
 from rag_ablation.data.questions import Question
 from rag_ablation.data.text import normalize
@@ -36,7 +36,7 @@ def lexical_overlap(question: str, passage: str) -> float:
     return len(q & set(content_words(passage))) / len(q)
 
 
-def source_passage(span: str, doc_text: str, *, budget: int = 800) -> str:
+def source_passage(span: str, doc_text: str, *, budget: int = PASSAGE_BUDGET) -> str:
     """The question-writing passage (``rag_ablation.data.passages.split_passages``) of ``doc_text``
     that contains ``span`` (whitespace normalized); if the span straddles passages, the
     normalized document text from ``budget // 2`` characters before the span to as many after."""
@@ -62,9 +62,10 @@ def overlap_by_slice(questions: list[Question], documents: list[Document]) -> di
     return {s: round(sum(v) / len(v), 4) for s, v in sorted(per.items())}
 
 
-def span_regions(span: str, documents: list[Document], *, region: int = 800) -> int:
+def span_regions(span: str, documents: list[Document], *, region: int) -> int:
     """In how many separate places the normalized span occurs: occurrences in different
-    documents, or more than ``region`` characters apart in one, count separately."""
+    documents, or more than ``region`` characters apart in one, count separately (the questions
+    stage passes ``chunk_size``: a chunk-sized region)."""
     return _regions(normalize(span), [normalize(d.text) for d in documents], region)
 
 
@@ -85,7 +86,7 @@ def _regions(s: str, texts: list[str], region: int) -> int:
     return count
 
 
-def ambiguous_spans(questions: list[Question], documents: list[Document], *, region: int = 800) -> list[str]:
+def ambiguous_spans(questions: list[Question], documents: list[Document], *, region: int) -> list[str]:
     """Ids of answerable questions whose span (or any of its ``spans``) occurs in more than one
     region (see above)."""
     texts = [normalize(d.text) for d in documents]

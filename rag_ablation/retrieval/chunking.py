@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypedDict
 
 from rag_ablation.data.chunks import Chunk
 from rag_ablation.core.config import ChunkingConfig
@@ -353,16 +354,40 @@ def chunk_document(
     return chunks
 
 
-def chunk_corpus(documents: Iterable[tuple[str, str, str]], **options: object) -> list[Chunk]:
-    """Chunk every (doc, track, text) with the same options; ids stay unique across docs."""
+def chunk_corpus(
+    documents: Iterable[tuple[str, str, str]],
+    *,
+    method: str,
+    size: int,
+    overlap: int = 0,
+    overlap_sentences: int = 0,
+    heading_line_on: bool = False,
+    table_headers: bool = False,
+) -> list[Chunk]:
+    """Chunk every (doc, track, text) with the same options (``chunk_document``'s); ids stay
+    unique across docs."""
     out: list[Chunk] = []
     for doc, track, text in documents:
-        out.extend(chunk_document(text, doc=doc, track=track, **options))  # type: ignore[arg-type]
+        out.extend(chunk_document(text, doc=doc, track=track, method=method, size=size, overlap=overlap,
+                                  overlap_sentences=overlap_sentences, heading_line_on=heading_line_on,
+                                  table_headers=table_headers))
     return out
 
 
-def chunk_options(cfg: ChunkingConfig) -> dict:
-    """``chunk_document`` keyword arguments for a checked ``chunkings.<name>`` entry."""
+class ChunkOptions(TypedDict):
+    """The keyword arguments of ``chunk_document`` and ``chunk_corpus`` for one chunking."""
+
+    method: str
+    size: int
+    overlap: int
+    overlap_sentences: int
+    heading_line_on: bool
+    table_headers: bool
+
+
+def chunk_options(cfg: ChunkingConfig) -> ChunkOptions:
+    """``chunk_document`` (and ``chunk_corpus``) keyword arguments for a checked
+    ``chunkings.<name>`` entry: ``chunk_corpus(documents, **chunk_options(cfg))``."""
     return {"method": cfg.method, "size": cfg.size, "overlap": cfg.overlap,
             "overlap_sentences": cfg.overlap_sentences, "heading_line_on": cfg.heading_line,
             "table_headers": cfg.table_headers}

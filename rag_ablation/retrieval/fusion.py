@@ -3,7 +3,8 @@
 Rankings are lists of chunk ids, best first; ranks count from 1.
 
 - ``rrf`` (reciprocal rank fusion): ``score(d) = sum_r w_r / (k + rank_r(d))`` over the
-  retrievers whose list contains ``d``; weights default to 1 and ``k`` to 60. Ties are broken
+  retrievers whose list contains ``d``; weights default to 1 and ``k`` (positive) to
+  ``rag_ablation.core.config.DEFAULT_RRF_K``, the default of ``retrieval.<name>.rrf_k``. Ties are broken
   by the best rank the chunk reached in any list, then by the order of the lists given, then by
   chunk id, so fusion is deterministic.
 - ``append``: the first list, then every chunk of the later lists not already present, in
@@ -14,13 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from rag_ablation.core.config import DEFAULT_RRF_K
 from rag_ablation.core.errors import lookup
 
 
-def rrf(rankings: Sequence[Sequence[str]], *, k: float = 60, weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion; returns (chunk id, fused score), best first."""
-    if k < 0:
-        raise ValueError(f"rrf k must be >= 0, got {k}")
+def rrf(rankings: Sequence[Sequence[str]], *, k: float = DEFAULT_RRF_K,
+        weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion; returns (chunk id, fused score), best first. ``k`` must be
+    positive, as ``retrieval.<name>.rrf_k`` must: ``k <= 0`` raises ``ValueError``."""
+    if k <= 0:
+        raise ValueError(f"rrf k must be a positive number (as retrieval.<name>.rrf_k), got {k}")
     if weights is None:
         weights = [1.0] * len(rankings)
     if len(weights) != len(rankings):

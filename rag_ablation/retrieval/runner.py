@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from rag_ablation.data.chunks import Chunk
-from rag_ablation.core.config import Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig
+from rag_ablation.core.config import (DEFAULT_FUSION, Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig,
+                                     field_defaults)
 from rag_ablation.retrieval.bm25 import Scorer, open_bm25, top_k
 from rag_ablation.retrieval.embeddings import (EmbeddingCache, Engine, cache_name, embed_cached, encode, make_engine,
                                                open_backend)
@@ -110,6 +111,25 @@ def open_retrievers(
         check_built(bm25_path, kind="bm25", config=cfg.name)
         r.bm25, r.bm25_ids = open_bm25(bm25_path, bm25)
     return r, status, reason
+
+
+def resolved_config(cfg: RetrievalConfig, *, embedding: EmbeddingConfig, bm25: Bm25Config,
+                    faiss: FaissConfig) -> dict[str, Any]:
+    """The config as the run file records it: ``cfg.resolved()`` (every default filled in), plus
+    ``embedding_model`` (the embedding model; None unless the config is dense or hybrid) and
+    ``bm25`` (``Bm25Config.scoring``; None unless it is bm25 or hybrid). A dense or hybrid config
+    also records ``embedding_backend`` when the embedding backend is not ``EmbeddingConfig``'s
+    default, and ``faiss`` (the index type with its search-time setting: ``nprobe`` for ivf,
+    ``ef_search`` otherwise) when the index type is not ``FaissConfig``'s default; at the defaults
+    these keys are absent, so the runs made before those settings existed stay as they were."""
+    out = {**cfg.resolved(), "embedding_model": embedding.model if cfg.uses_dense else None,
+           "bm25": bm25.scoring() if cfg.uses_bm25 else None}
+    if cfg.uses_dense and embedding.backend != field_defaults(EmbeddingConfig)["backend"]:
+        out["embedding_backend"] = embedding.backend
+    if cfg.uses_dense and faiss.index != field_defaults(FaissConfig)["index"]:
+        out["faiss"] = {"index": faiss.index,
+                        **({"nprobe": faiss.nprobe} if faiss.index == "ivf" else {"ef_search": faiss.ef_search})}
+    return out
 
 
 def embed_queries(texts: Sequence[str], *, model_name: str, load: Callable[[], Any], batch_size: int,
@@ -191,7 +211,7 @@ def retrieve_one(
         if cfg.fusion == "rrf":
             ids, names = tie_order(ids, names, cfg.ties)
             opts = {"k": cfg.rrf_k, "weights": [float(cfg.weights.get(n, 1.0)) for n in names]}
-        ranking = fuse(cfg.fusion or "rrf", ids, **opts)
+        ranking = fuse(cfg.fusion or DEFAULT_FUSION, ids, **opts)
         times["fusion"] = time.perf_counter() - t0
     else:
         ranking = lists[0]

@@ -96,8 +96,8 @@ def test_span_regions_and_ambiguity():
     assert span_regions(span, [near], region=800) == 1
     assert span_regions(span, [far, near], region=800) == 3
     qs = load_questions_from([{**GOOD, "doc": "t/b.md", "span": span}])
-    assert ambiguous_spans(qs, [near]) == []
-    assert ambiguous_spans(qs, [near, far]) == ["a"]
+    assert ambiguous_spans(qs, [near], region=800) == []
+    assert ambiguous_spans(qs, [near, far], region=800) == ["a"]
 
 
 @pytest.mark.bad_input
@@ -227,8 +227,8 @@ def test_ambiguity_and_overlap_use_every_span():
     far = Document("t/a.md", "t", "Tokens expire after one full hour. " + "x" * 900)
     qs = load_questions_from([{**GOOD, "doc": "t/b.md", "span": None,
                                "spans": [span, "Tokens expire after one full hour"]}])
-    assert ambiguous_spans(qs, [near]) == []
-    assert ambiguous_spans(qs, [near, far]) == ["a"]  # the second span occurs in both documents
+    assert ambiguous_spans(qs, [near], region=800) == []
+    assert ambiguous_spans(qs, [near, far], region=800) == ["a"]  # the second span occurs in both documents
 
 
 @pytest.mark.bad_input
@@ -326,3 +326,19 @@ def test_a_document_with_raw_line_breaks_reaches_the_chunk_file_whole(tmp_path):
     back = load_chunks(out)
     assert back == chunks and len(back) > 1
     assert f"runs{odd}at" in back[0].body
+
+
+def test_passages_default_to_the_one_passage_budget():
+    from rag_ablation.data.passages import PASSAGE_BUDGET, split_passages
+    from rag_ablation.data.question_stats import source_passage
+    text = "\n\n".join(f"Paragraph {i} " + "w" * 300 for i in range(6))
+    assert split_passages(text, "t/a.md", "t") == split_passages(text, "t/a.md", "t", PASSAGE_BUDGET)
+    assert all(len(p.text) <= PASSAGE_BUDGET for p in split_passages(text, "t/a.md", "t"))
+    assert source_passage("Paragraph 3", text) == source_passage("Paragraph 3", text, budget=PASSAGE_BUDGET)
+
+
+@pytest.mark.bad_input
+def test_sampling_passages_needs_per_track_and_seed(tmp_path):
+    from rag_ablation.data.passages import sample_passages
+    with pytest.raises(TypeError, match="per_track"):
+        sample_passages(tmp_path)

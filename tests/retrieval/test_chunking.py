@@ -210,3 +210,19 @@ def test_heading_line_works_on_plain_text():
     # markdown documents are unchanged: no heading, no title of their own
     assert chunk_document("plain words", doc="t/a.md", track="t", method="chars", size=40, overlap=0,
                           heading_line_on=True)[0].heading == ""
+
+
+def test_chunk_corpus_passes_every_option_and_keeps_ids_unique_across_documents():
+    from rag_ablation.core.config import ChunkingConfig
+    from rag_ablation.retrieval.chunking import chunk_corpus, chunk_options
+    cfg = ChunkingConfig(name="c", method="chars", size=40, overlap=0, heading_line=True, table_headers=True)
+    options = chunk_options(cfg)
+    assert options == {"method": "chars", "size": 40, "overlap": 0, "overlap_sentences": 0,
+                       "heading_line_on": True, "table_headers": True}
+    chunks = chunk_corpus([("t/a.md", "t", TABLE), ("t/b.md", "t", DOC)], **options)
+    assert chunks == (chunk_document(TABLE, doc="t/a.md", track="t", **options)
+                      + chunk_document(DOC, doc="t/b.md", track="t", **options))
+    assert len({c.id for c in chunks}) == len(chunks)
+    assert all(c.heading for c in chunks)
+    assert chunk_corpus([("t/a.md", "t", TABLE)], method="chars", size=40) == chunk_document(
+        TABLE, doc="t/a.md", track="t", method="chars", size=40)

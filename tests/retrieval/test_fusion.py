@@ -14,8 +14,21 @@ def test_rrf_scores_follow_the_formula():
 
 
 def test_rrf_weights_scale_each_list():
-    out = dict(rrf([["a"], ["b"]], k=0, weights=[1.0, 3.0]))
-    assert out == {"a": pytest.approx(1.0), "b": pytest.approx(3.0)}
+    out = dict(rrf([["a"], ["b"]], k=1, weights=[1.0, 3.0]))
+    assert out == {"a": pytest.approx(0.5), "b": pytest.approx(1.5)}
+
+
+def test_rrf_k_defaults_to_the_configs_default():
+    from rag_ablation.core.config import DEFAULT_RRF_K
+    lists = [["a", "b"], ["b", "c"]]
+    assert rrf(lists) == rrf(lists, k=DEFAULT_RRF_K) == fuse("rrf", lists)
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("k", [0, -1, -0.5])
+def test_rrf_rejects_a_k_that_is_not_positive(k):
+    with pytest.raises(ValueError, match=f"rrf k must be a positive number .*got {k}"):
+        rrf([["a"], ["b"]], k=k)
 
 
 def test_rrf_ties_break_by_best_rank_then_list_order():

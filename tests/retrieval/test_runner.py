@@ -112,3 +112,24 @@ def test_query_embeddings_go_through_the_chunks_cache_and_match_single_encoding(
     again = embed_queries(texts, model_name="all-MiniLM-L6-v2", load=load, batch_size=2, cache=cache)
     assert loads == [1] and np.array_equal(first, again)
     cache.close()
+
+
+def test_resolved_config_records_only_the_settings_the_config_uses():
+    from rag_ablation.core.config import Bm25Config, EmbeddingConfig, FaissConfig
+    from rag_ablation.retrieval.runner import resolved_config
+    dense = parse_config("d", {"chunking": "base", "method": "dense", "depth": 10})
+    bm25 = parse_config("b", {"chunking": "base", "method": "bm25", "depth": 10})
+    hybrid = parse_config("h", {"chunking": "base", "method": "hybrid", "depth": 10})
+    emb, b25, flat = EmbeddingConfig(), Bm25Config(), FaissConfig()
+    assert resolved_config(bm25, embedding=emb, bm25=b25, faiss=flat) == {
+        **bm25.resolved(), "embedding_model": None, "bm25": b25.scoring()}
+    assert resolved_config(dense, embedding=emb, bm25=b25, faiss=flat) == {
+        **dense.resolved(), "embedding_model": emb.model, "bm25": None}
+    assert resolved_config(hybrid, embedding=emb, bm25=b25, faiss=flat)["bm25"] == b25.scoring()
+    served = EmbeddingConfig.from_params({"backend": "openai", "base_urls": ["http://127.0.0.1:8000/v1"]})
+    ivf, hnsw = FaissConfig(index="ivf", nlist=12, nprobe=4), FaissConfig(index="hnsw", ef_search=40)
+    out = resolved_config(dense, embedding=served, bm25=b25, faiss=ivf)
+    assert out["embedding_backend"] == "openai" and out["faiss"] == {"index": "ivf", "nprobe": 4}
+    assert resolved_config(hybrid, embedding=emb, bm25=b25, faiss=hnsw)["faiss"] == {"index": "hnsw", "ef_search": 40}
+    assert "faiss" not in resolved_config(bm25, embedding=served, bm25=b25, faiss=ivf)
+    assert "embedding_backend" not in resolved_config(bm25, embedding=served, bm25=b25, faiss=ivf)

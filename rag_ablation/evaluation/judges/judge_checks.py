@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from rag_ablation.core.config import LlmConfig
+from rag_ablation.core.io import read_json
+from rag_ablation.data.questions import Question
 from rag_ablation.llm.generation import answer_questions
-from rag_ablation.evaluation.judges.judging import CANARY_KINDS, Item, JudgeFn, PairResult, canaries, compare_both_orders, padded
-from rag_ablation.llm.client.prompt_cache import CachedLLM
-
-VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
-"""How a verdict is written in the stages' files."""
+from rag_ablation.evaluation.judges.judging import (CANARY_KINDS, VERDICT_NAMES, Item, JudgeFn, PairResult, canaries,
+                                                    compare_both_orders, padded)
+from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompting import load_template
+from rag_ablation.llm.client.registry import backend_from_config
 
 BIAS_TESTS_UNAVAILABLE = "the bias tests need the llm judge, and it is not available"
 """The reason recorded for the length and self-preference tests when the LLM judge cannot run."""
@@ -96,5 +100,59 @@ def self_preference_pairs(judges: Mapping[str, tuple[CachedLLM, int]], template:
     return out
 
 
-__all__ = ["BIAS_TESTS_UNAVAILABLE", "CANARY_KINDS", "VERDICT_NAMES", "bias_sample", "canary_rows", "length_pairs", "pair_row",
-           "second_answers", "self_preference_pairs"]
+NO_SECOND_MODEL = "needs two answer models (set judge.second_llm)"
+"""Why self-preference is not measured when there is no second answer model (or no LLM at all)."""
+
+NO_ANSWERED_CONFIG = "no answered config (generation.configs is empty)"
+"""Why self-preference is not measured when no config has answers to compare."""
+
+
+def cached_judge(cfg: LlmConfig, cache: PromptCache, prompt: str) -> tuple[CachedLLM, dict[str, Any]]:
+    """The model of ``cfg`` as a judge through ``cache`` (its cache keys carry the judging
+    prompt's name ``prompt``), and the identity and settings the stage records for it."""
+    backend = backend_from_config(cfg)
+    return CachedLLM(backend, cache, options={"judge_prompt": prompt}), {**backend.identity(), **backend.settings()}
+
+
+def self_preference(*, answer_llm: LlmConfig, second_llm: LlmConfig | None, answered: Sequence[str],
+                    answers_dir: Path, runs_dir: Path, prompts: Path, pairwise_prompt: str, pair_template: str,
+                    questions: Mapping[str, Mapping[str, Any]], sample: Sequence[str], cache: PromptCache,
+                    stop: Sequence[str], num_predict: int) -> dict[str, Any]:
+    """The self-preference record of the judge_checks stage (``status``, ``reason``, and when
+    measured ``models``, ``second_answers`` and ``pairs``).
+
+    Not measured (``status`` "not measured", ``reason`` ``NO_SECOND_MODEL``) unless there is a
+    ``second_llm`` and the answer model ``answer_llm`` is enabled; nor (``NO_ANSWERED_CONFIG``)
+    when ``answered`` (``generation.configs``) is empty. Otherwise the second model answers the
+    questions of ``sample`` that the first config of ``answered`` answered (its generate output
+    in ``answers_dir``, its retrieval run in ``runs_dir``), from the same passages and prompt
+    (``prompts``: the prompts folder) with the ``stop`` strings; then each model judges each pair
+    of the two models' answers in both orders with the pairwise template ``pair_template``
+    (named ``pairwise_prompt``), ``num_predict`` tokens per reply. Every call goes through
+    ``cache``."""
+    if second_llm is None or not answer_llm.enabled:
+        return {"status": "not measured", "reason": NO_SECOND_MODEL}
+    if not answered:
+        return {"status": "not measured", "reason": NO_ANSWERED_CONFIG}
+    answers = read_json(answers_dir / f"{answered[0]}.json")
+    run = read_json(runs_dir / f"{answered[0]}.json")
+    first = {r["id"]: r["answer"] for r in answers.get("answers", [])}
+    ids = [q for q in sample if q in first]
+    second_backend = backend_from_config(second_llm)
+    second = second_answers(CachedLLM(second_backend, cache), answers, run, [Question(**questions[q]) for q in ids],
+                            template=load_template(prompts, answers["prompt"], needs=["passages", "question"]),
+                            stop=stop, concurrency=second_llm.concurrency)
+    first_judge, first_identity = cached_judge(answer_llm, cache, pairwise_prompt)
+    second_judge, _ = cached_judge(second_llm, cache, pairwise_prompt)
+    return {
+        "status": "ok", "reason": None,
+        "models": {"first": first_identity, "second": {**second_backend.identity(), **second_backend.settings()}},
+        "second_answers": [{"id": q, "answer": second[q]} for q in ids],
+        "pairs": self_preference_pairs({"first": (first_judge, answer_llm.concurrency),
+                                        "second": (second_judge, second_llm.concurrency)},
+                                       pair_template, questions, first, second, ids, num_predict=num_predict)}
+
+
+__all__ = ["BIAS_TESTS_UNAVAILABLE", "CANARY_KINDS", "NO_ANSWERED_CONFIG", "NO_SECOND_MODEL", "VERDICT_NAMES", "bias_sample",
+           "cached_judge", "canary_rows", "length_pairs", "pair_row", "second_answers", "self_preference",
+           "self_preference_pairs"]

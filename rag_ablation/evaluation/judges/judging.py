@@ -3,7 +3,7 @@ parsing, canary answers, and pairwise comparisons run in both orders.
 
 Every judge maps (question, reference, answer) to a verdict: ``True`` (correct), ``False``
 (incorrect) or ``None`` (invalid: a reply that is not a verdict). All judges are calibrated the
-same way against the hand grades (``rag_ablation.evaluation.judges.calibration``), so a user without a
+same way against the hand grades (``rag_ablation.evaluation.judges.agreement``), so a user without a
 good LLM still has a judge whose error rates are known.
 
 Judges (``JUDGES``, names used in ``judge.judges`` of params.yaml):
@@ -35,6 +35,7 @@ from typing import Any
 from rag_ablation.core.config import LlmConfig
 from rag_ablation.core.errors import lookup
 from rag_ablation.evaluation.scoring.answer_measures import contains_reference, token_f1
+from rag_ablation.evaluation.judges.grades import answer_sha256
 from rag_ablation.llm.client.concurrent import chat_many
 from rag_ablation.llm.client.prompt_cache import CachedLLM
 from rag_ablation.llm.client.prompting import fill, user_messages
@@ -130,6 +131,51 @@ def build_judges(names: Sequence[str], *, token_f1_threshold: float,
 
 def _no_llm() -> JudgeFn:
     raise ValueError("the llm judge needs an LLM backend (judge.llm.backend is none)")
+
+
+# ----------------------------------------------------------------------------- verdict records
+VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
+"""How a verdict is written in the stages' files."""
+
+
+@dataclass(frozen=True)
+class JudgedAnswers:
+    """Every judge's verdicts on a list of answer records (``judge_answers``): ``ids`` and
+    ``answers`` hold the records' question ids and answer texts, in record order, and
+    ``verdicts`` maps each judge's name to one verdict per record, in the same order."""
+
+    ids: tuple[str, ...]
+    answers: tuple[str, ...]
+    verdicts: Mapping[str, Sequence[Verdict]]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per record, as the judge stage writes it: ``id``, ``answer_sha256`` (of the
+        answer text judged) and, per judge, ``{"verdict": correct|incorrect|invalid, "detail":
+        <the LLM's reply, or the judge-free judge's score>}``."""
+        return [{"id": qid, "answer_sha256": answer_sha256(answer),
+                 **{name: {"verdict": VERDICT_NAMES[vs[i].verdict], "detail": vs[i].detail}
+                    for name, vs in self.verdicts.items()}}
+                for i, (qid, answer) in enumerate(zip(self.ids, self.answers))]
+
+    def invalid(self) -> dict[str, int]:
+        """How many invalid verdicts (replies that are not a verdict) each judge gave."""
+        return {name: sum(v.verdict is None for v in vs) for name, vs in self.verdicts.items()}
+
+    def summary(self) -> str:
+        """One line for stderr: ``NAME: C/N correct, I invalid`` per judge, comma-separated."""
+        return ", ".join(f"{n}: {sum(v.verdict is True for v in vs)}/{len(vs)} correct, "
+                         f"{sum(v.verdict is None for v in vs)} invalid" for n, vs in self.verdicts.items())
+
+
+def judge_answers(records: Sequence[Mapping[str, Any]], questions: Mapping[str, Mapping[str, Any]],
+                  judges: Mapping[str, JudgeFn]) -> JudgedAnswers:
+    """Every judge of ``judges`` on every answer record (``id`` and ``answer``, as a generate
+    output holds them), against its question's ``question`` and reference ``answer`` in
+    ``questions`` (question id -> question record)."""
+    items = [Item(question=questions[r["id"]]["question"], reference=questions[r["id"]]["answer"], answer=r["answer"])
+             for r in records]
+    return JudgedAnswers(ids=tuple(r["id"] for r in records), answers=tuple(r["answer"] for r in records),
+                         verdicts={name: judge(items) for name, judge in judges.items()})
 
 
 # ----------------------------------------------------------------------------- availability
@@ -255,8 +301,8 @@ class PairResult:
 
     @property
     def winner(self) -> str:
-        a, _ = self.picks
-        return a if self.consistent else "tie"  # type: ignore[return-value]
+        a, b = self.picks
+        return a if a is not None and a == b else "tie"  # a win needs both orders (``consistent``)
 
 
 def pair_messages(template: str, question: str, a: str, b: str) -> list[dict[str, str]]:

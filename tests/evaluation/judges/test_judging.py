@@ -129,3 +129,28 @@ def test_judge_availability_without_the_llm_judge_needs_no_llm():
         available = judge_availability(judges=["contains"], judge_llm=cfg)
         assert available.runnable == ["contains"] and not available.uses_llm
         assert available.statuses() == {"contains": {"status": "ok", "reason": None}}
+
+
+def test_judge_answers_gives_one_row_per_record_and_counts_invalid_verdicts():
+    from rag_ablation.evaluation.judges.grades import answer_sha256
+    from rag_ablation.evaluation.judges.judging import Verdict, judge_answers
+    questions = {"q1": {"question": "When?", "answer": "At noon."}, "q2": {"question": "Where?", "answer": "Oslo."}}
+    records = [{"id": "q2", "answer": "In Oslo."}, {"id": "q1", "answer": "Never."}]
+    seen = []
+
+    def fake(items):
+        seen.extend(items)
+        return [Verdict(True, "ok"), Verdict(None, "maybe")]
+
+    judged = judge_answers(records, questions, {"fake": fake, "contains": contains_judge})
+    assert seen == [Item("Where?", "Oslo.", "In Oslo."), Item("When?", "At noon.", "Never.")]
+    assert judged.rows() == [
+        {"id": "q2", "answer_sha256": answer_sha256("In Oslo."), "fake": {"verdict": "correct", "detail": "ok"},
+         "contains": {"verdict": "correct", "detail": ""}},
+        {"id": "q1", "answer_sha256": answer_sha256("Never."), "fake": {"verdict": "invalid", "detail": "maybe"},
+         "contains": {"verdict": "incorrect", "detail": ""}},
+    ]
+    assert judged.invalid() == {"fake": 1, "contains": 0}
+    assert judged.summary() == "fake: 1/2 correct, 1 invalid, contains: 1/2 correct, 0 invalid"
+    empty = judge_answers([], questions, {"contains": contains_judge})
+    assert empty.rows() == [] and empty.invalid() == {"contains": 0}
