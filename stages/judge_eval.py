@@ -12,7 +12,6 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

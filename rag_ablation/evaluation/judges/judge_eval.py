@@ -43,8 +43,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ablation.core.config import StatsConfig
-from rag_ablation.evaluation.judges.calibration import (agreement, canary_rates, disagreements, hand_only, judge_only,
-                                                 ppi_accuracy)
+from rag_ablation.evaluation.judges.accuracy import hand_only, judge_only, ppi_accuracy
+from rag_ablation.evaluation.judges.agreement import agreement, disagreements
+from rag_ablation.evaluation.judges.canaries import canary_rates
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
 from rag_ablation.evaluation.judges.grades import Grade, match_hashes
 from rag_ablation.evaluation.judges.ppi_check import split_half_check

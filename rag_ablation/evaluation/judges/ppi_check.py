@@ -1,14 +1,15 @@
 """PPI++ checked against hand grades it did not see (split-half validation).
 
-PPI++ (:func:`calibration.ppi_accuracy`) needs answers without a hand grade; where a config's
-answers are all graded (the example's default) it has nothing to add. This check still shows
-it working, on the graded answers alone: a seeded permutation of the config's graded answers
-(sorted by id first, so the split depends only on the ids and the seed) keeps the grades of the
-first ``floor(n / 2)`` (the labelled half) and gives PPI++ only the judge's verdicts on the
-other ``ceil(n / 2)`` (the held-back half). On that split:
+PPI++ (:func:`~rag_ablation.evaluation.judges.accuracy.ppi_accuracy`) needs answers without a
+hand grade; where a config's answers are all graded (the example's default) it has nothing to
+add. This check still shows it working, on the graded answers alone: a seeded permutation of
+the config's graded answers (sorted by id first, so the split depends only on the ids and the
+seed) keeps the grades of the first ``floor(n / 2)`` (the labelled half) and gives PPI++ only
+the judge's verdicts on the other ``ceil(n / 2)`` (the held-back half). On that split:
 
 * ``ppi``: PPI++ accuracy with its interval, ``lam``, ``n_eff`` and ``gain`` (as
-  :class:`calibration.PPIAccuracy`), over labelled + held-back answers;
+  :class:`~rag_ablation.evaluation.judges.accuracy.PPIAccuracy`), over labelled + held-back
+  answers;
 * ``classical``: the CLT interval of the labelled half's grades alone (the baseline of the gain);
 * ``truth``: the hand accuracy of *all* ``n`` graded answers, the quantity PPI++ estimates here
   (the population is the graded answers), and ``heldout``: the hand accuracy of the held-back
@@ -33,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from rag_ablation.evaluation.judges.calibration import Verdict, ppi_accuracy
+from rag_ablation.evaluation.judges.accuracy import ppi_accuracy
+from rag_ablation.evaluation.judges.verdicts import Verdict
 
 MIN_GRADED = 4
 

@@ -225,7 +225,7 @@ def check_count(value: object, name: str, *, minimum: int = 0) -> int:
 
     Python and numpy integers are counts; bools and floats (even ``3.0``) are refused. Every
     count argument here (resamples, trials, draws, sizes) and in
-    :mod:`rag_ablation.evaluation.judges.calibration` is read through it.
+    :mod:`rag_ablation.evaluation.judges.agreement` is read through it.
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an integer; got {value!r} ({type(value).__name__})")
