@@ -8,7 +8,6 @@ becomes a line of ``data/labels/audit.jsonl``.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from rag_ablation.core.errors import MissingInput

@@ -12,7 +12,6 @@ dense stage does not depend on BM25 code.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -69,7 +68,7 @@ def load_dense(folder: Path):
 
     from rag_ablation.retrieval.sharded_ivf import is_sharded, load_sharded
 
-    meta = read_json((folder / "chunk_ids.json"))
+    meta = read_json(folder / "chunk_ids.json")
     index = load_sharded(folder) if is_sharded(folder) else faiss.read_index(str(folder / "index.faiss"))
     ids = meta.pop("chunk_ids")
     if index.ntotal != len(ids):

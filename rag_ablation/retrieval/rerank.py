@@ -14,7 +14,6 @@ real but its scores are noise. ``is_placeholder`` detects that from the checkpoi
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path

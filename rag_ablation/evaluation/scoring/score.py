@@ -10,7 +10,6 @@ widens span labels, which such a data set does not use).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -22,7 +22,6 @@ for its identity. Nothing here imports llama_cpp.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil

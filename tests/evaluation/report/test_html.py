@@ -4,6 +4,7 @@ escaped everywhere, nothing loaded from outside the page, byte-identical reruns,
 message for a missing or damaged input. ``tiny_project`` is shared with test_html_browser.py."""
 from __future__ import annotations
 
+import ast
 import csv
 import hashlib
 import io
@@ -283,7 +284,8 @@ def test_every_text_stays_data_and_nothing_loads_from_outside(data):
     outside = re.findall(r"""(?:src|href)\s*=\s*["']?(?!#)[^"'\s>]+""", re.sub(r"<script.*?</script>", "", page,
                                                                               flags=re.S))
     assert outside == [], "every link stays on the page"
-    assert "innerHTML" not in html.APP and "insertAdjacentHTML" not in html.APP and "outerHTML" not in html.APP
+    app = html_assets.read_page_files()["app"]
+    assert "innerHTML" not in app and "insertAdjacentHTML" not in app and "outerHTML" not in app
 
 
 @pytest.mark.bad_input
@@ -331,6 +333,89 @@ def test_an_edited_or_missing_vendored_file_is_one_clear_error(tmp_path):
     write(tmp_path / p.file, "var vega = 'edited';")
     with pytest.raises(InvalidData, match="not the pinned"):
         html_assets.read_asset(p, tmp_path)
+
+
+# --------------------------------------------------------------------------- the page's own front-end
+
+FIXED_DATA = {
+    "meta": {"measure_label": "hit@5", "baseline": "dense", "confidence": 0.95},
+    "forest": [{"config": "bm25", "delta": 0.25, "ci_low": -0.125, "ci_high": 0.5, "verdict": "within the noise",
+                "fixed": 2, "broken": 0, "p_holm": 0.5}],
+    "cost": [{"config": "dense", "p95_ms": 2.0, "value": 0.5, "front": True}],
+    "answer_cost": [],
+    "sweep": None,
+    "questions": [{"id": "q0", "question": "<script>x</script> & \u2028 {style} {app}"}],
+}
+"""The smallest data ``html.page`` takes, with text that must stay data."""
+FIXED_PAGE_SHA256 = "78275a831a15ed0d012000670082658528b72a2dbff01446d9679e690c17d96f"
+"""SHA-256 of ``html.page(FIXED_DATA, {"vega": ...})`` as the page was built when the skeleton,
+style and script were still strings in html.py (issue 33): moving them into assets/ changed no
+byte. A change to report.html, report.css or report.js (or to how they are put together) shows
+here: check the page in a browser (test_html_browser.py), then put the new hash here."""
+
+
+def test_the_page_assembled_from_its_files_is_byte_for_byte_the_pinned_one():
+    page = html.page(FIXED_DATA, {"vega": "var vega = 1; // </script> <!-- x {data}"})
+    assert len(page.encode("utf-8")) == 24905
+    assert hashlib.sha256(page.encode("utf-8")).hexdigest() == FIXED_PAGE_SHA256
+    files = html_assets.read_page_files()
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
+    assert "<style>" + files["style"].removesuffix("\n") + "</style>" in page
+    assert "<script>\n" + files["app"] + "</script>" in page
+
+
+def test_page_files_match_their_pinned_hashes_and_the_skeleton_has_each_placeholder_once():
+    files = html_assets.read_page_files()
+    assert set(files) == {"skeleton", "style", "app"}
+    for part, f in html_assets.PAGE_FILES.items():
+        data = (html_assets.ASSETS / f.file).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f.sha256, part
+        assert data.endswith(b"\n") and not data.endswith(b"\n\n") and b"\r" not in data, part
+    for name in ("style", "libraries", "data", "app"):
+        assert files["skeleton"].count("{" + name + "}") == 1
+    assert set(re.findall(r"\{(\w+)\}", files["skeleton"])) == {"style", "libraries", "data", "app"}
+
+
+def test_the_script_embeds_the_charts_with_no_action_menu_and_svg_marks():
+    """vega-embed's options, written in report.js: no action menu (its links would leave the page),
+    SVG marks (countable in the browser test), vega-lite specs."""
+    app = html_assets.read_page_files()["app"]
+    assert "__EMBED_OPTIONS__" not in app  # nothing is substituted into the code any more
+    options = re.findall(r"^var OPTIONS = (\{.*\});$", app, re.M)
+    assert len(options) == 1
+    assert json.loads(options[0]) == {"actions": False, "renderer": "svg", "mode": "vega-lite"}
+
+
+@pytest.mark.bad_input
+def test_an_edited_or_missing_page_file_is_one_clear_error(tmp_path):
+    part = html_assets.PAGE_FILES["app"]
+    with pytest.raises(MissingInput, match="no report page file .*report.js: restore it from git"):
+        html_assets.read_page_file(part, tmp_path)
+    write(tmp_path / part.file, "(function () {})();\n")
+    with pytest.raises(InvalidData, match=r"report page file report.js has SHA-256 .*, not the pinned "
+                                          r"ac97028d34e1\.\.\.: restore it from git .*pin its new SHA-256 "
+                                          r"\(`sha256sum .*report.js`\) in PAGE_FILES"):
+        html_assets.read_page_file(part, tmp_path)
+
+
+WEB_LINE = re.compile(r"</?[a-zA-Z][\w-]*[\s>/]|[{};]\s*$|=>|\b(?:const|let|var|function|document)\b")
+"""A line that looks like HTML (a tag), CSS or JavaScript (a brace or semicolon at its end, a keyword)."""
+
+
+def test_the_web_line_count_sees_the_page_files():
+    for part, text in html_assets.read_page_files().items():
+        lines = text.splitlines()
+        assert sum(1 for line in lines if WEB_LINE.search(line)) > 0.8 * len(lines), part
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in (ROOT / "rag_ablation/evaluation/report").glob("*.py")))
+def test_no_python_file_of_the_report_holds_a_big_web_string(module):
+    """The project's rule: no Python string holds more than 40 lines of HTML, CSS or JavaScript."""
+    tree = ast.parse((ROOT / "rag_ablation/evaluation/report" / module).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            web = sum(1 for line in node.value.splitlines() if WEB_LINE.search(line))
+            assert web <= 40, f"{module}:{node.lineno}: web code belongs in assets/"
 
 
 # --------------------------------------------------------------------------- the stage
