@@ -14,27 +14,21 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
-import json
 from pathlib import Path
 
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
-from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.core.io import write_text
 from rag_ablation.evaluation.report.judge_report import render_answers
 from rag_ablation.evaluation.report.markdown import render
-from rag_ablation.core.io import read_json, write_text
+from rag_ablation.evaluation.report.metrics_view import read_stage_json
 
 
 def read_metrics(path: Path, stage: str = "stats") -> dict:
-    """A metrics file written by ``stage``; missing or unreadable is one clear message."""
-    if not path.is_file():
-        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
-    try:
-        data = read_json(path)
-    except json.JSONDecodeError as e:
-        raise InvalidData(f"{path} is not valid JSON (line {e.lineno}): regenerate it with `dvc repro {stage}`") from None
-    if not isinstance(data, dict):
-        raise InvalidData(f"{path} must hold a JSON object; regenerate it with `dvc repro {stage}`")
+    """A metrics file written by ``stage`` (``metrics_view.read_stage_json``); missing or
+    unreadable is one clear message."""
+    data = read_stage_json(path, stage)
+    assert data is not None  # not optional: a missing file raised
     return data
 
 

@@ -1,6 +1,7 @@
 """Two versions of a tiny per-question scores file, for `rag-ablation diff` and its library
-(tests/evaluation/statistics/test_revision_diff.py, tests/commands/test_diff.py): at the old
-revision and in the workspace, with configs and questions on one side only."""
+(tests/evaluation/statistics/test_revision_diff.py, tests/evaluation/report/test_diff_text.py,
+tests/commands/test_diff.py): at the old revision and in the workspace, with configs and
+questions on one side only."""
 from __future__ import annotations
 
 from score_rows import config_rows, hits_to_ranks

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from rag_ablation.core.config import PAIRED_MEASURES, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
-from rag_ablation.evaluation.statistics.revision_diff import diff_rows, format_markdown, format_text, scores_of
+from rag_ablation.evaluation.report.diff_text import format_markdown, format_text
+from rag_ablation.evaluation.statistics.revision_diff import diff_rows, scores_of
 from rag_ablation.support.sides import WORKSPACE, resolve_side
 
 PARAMS = Path("params.yaml")

@@ -32,7 +32,7 @@ import yaml
 from rag_ablation.core.config import PAIRED_MEASURES, Params, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
-from rag_ablation.evaluation.report.html_data import latency_in
+from rag_ablation.evaluation.report.metrics_view import latency_in
 from rag_ablation.evaluation.report.sweep import cost_rows, format_markdown, summary_json
 from rag_ablation.evaluation.statistics.comparison import rows_by_config
 from rag_ablation.evaluation.statistics.revision_diff import config_order, scores_of

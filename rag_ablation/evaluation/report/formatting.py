@@ -1,12 +1,19 @@
 """Table cells and Markdown tables, shared by every report and command output.
 
 One place for how a number is written, so the report (``rag_ablation.evaluation.report.markdown``,
-``judge_report``), the revision diff (``rag_ablation.evaluation.statistics.revision_diff``) and the
-retrieval gate (``rag_ablation.evaluation.gate.formats``) print the same value the same way.
+``judge_report``), the revision diff (``rag_ablation.evaluation.report.diff_text``), the sweep
+summary (``rag_ablation.evaluation.report.sweep``) and the retrieval gate
+(``rag_ablation.evaluation.gate.formats``) print the same value the same way.
+
+Two spellings of some values on purpose (each keeps the output it always had): the retrieval
+numbers of ``stats.json`` never miss (:func:`num`, :func:`share`, :func:`interval` of a
+``ci_low`` / ``ci_high`` entry), while the graded-answer numbers of ``judge_detail.json`` may
+be None, written ``n/a`` (:func:`num_or_na`, :func:`percent` with one decimal, and
+:func:`with_interval` of an estimate and its bounds).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 
 def num(x: float) -> str:
@@ -48,6 +55,28 @@ def detectable(change: object) -> str:
 def share(x: float) -> str:
     """A share as a whole percentage: ``0.437`` -> ``44%``."""
     return f"{100 * x:.0f}%"
+
+
+def num_or_na(x: float | None) -> str:
+    """:func:`num` (three decimals), or ``n/a`` for None: ``0.113``."""
+    return "n/a" if x is None else num(x)
+
+
+def percent(x: float | None) -> str:
+    """A share as a percentage with one decimal, or ``n/a``: ``0.4375`` -> ``43.8%``
+    (:func:`share` is the whole-percent form)."""
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def with_interval(estimate: float | None, low: float | None, high: float | None,
+                  fmt: Callable[[float], str] = num_or_na) -> str:
+    """``0.113 (0.060 to 0.200)``: the estimate and its bounds, each written by ``fmt``; the
+    estimate alone when a bound is None; ``n/a`` when there is no estimate."""
+    if estimate is None:
+        return "n/a"
+    if low is None or high is None:
+        return fmt(estimate)
+    return f"{fmt(estimate)} ({fmt(low)} to {fmt(high)})"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

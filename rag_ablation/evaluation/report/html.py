@@ -42,7 +42,7 @@ Json = dict[str, Any]
 
 VERDICT_COLOURS = {"real gain": "#1a9641", "real loss": "#d7191c", "within the noise": "#8c8c8c",
                    "no change": "#c8c8c8"}
-"""The forest plot's colour per verdict (``markdown.verdict``)."""
+"""The forest plot's colour per verdict (``statistics.comparison.verdict``)."""
 
 _JSON_ESCAPES = {"&": "\\u0026", "<": "\\u003c", ">": "\\u003e", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 

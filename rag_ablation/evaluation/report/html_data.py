@@ -26,25 +26,31 @@ once per chunking; each answered config's answer, its judges' verdicts and hand 
 (``metrics/scores/verdicts.csv``) and the failure kind from the hand grades. A question is
 *changed* when some config's value differs from the baseline's.
 
-The dict has no timestamps and its lists follow params and the question file, so the same
-inputs give the same page, byte for byte.
+The metrics files are read through :mod:`rag_ablation.evaluation.report.metrics_view` (which
+configs are available, their paired changes and verdicts, the judges, the answer comparison,
+the sweep summary, the latency files), as the Markdown report reads them. The dict has no
+timestamps and its lists follow params and the question file, so the same inputs give the same
+page, byte for byte.
 """
 from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rag_ablation.core.config import Params
-from rag_ablation.core.errors import InvalidData, MissingInput
-from rag_ablation.core.io import numbered_json_lines, read_json, string_record_problems
+from rag_ablation.core.errors import InvalidData
+from rag_ablation.core.io import numbered_json_lines, string_record_problems
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS
-from rag_ablation.evaluation.report.markdown import verdict
+from rag_ablation.evaluation.report.metrics_view import (answer_comparison as read_answer_comparison, available,
+                                                         calibration, canary_results, change_of, change_verdict,
+                                                         config_metrics, failure_table, hand_accuracy, is_calibrated,
+                                                         latency_value, length_bias, length_bias_ran, read_stage_json,
+                                                         sweep_view, vs_baseline)
 from rag_ablation.evaluation.report.plot_data import LABELS
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
@@ -60,23 +66,6 @@ VERDICT_VALUES = {"1": True, "0": False, "": None}
 
 
 # --------------------------------------------------------------------------- reading inputs
-
-
-def read_json(path: Path, stage: str, *, optional: bool = False) -> Json | None:
-    """A JSON object a stage wrote; missing (unless ``optional``: then None) or unreadable is
-    one clear message naming the stage to rerun."""
-    if not path.is_file():
-        if optional:
-            return None
-        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
-    try:
-        data = read_json(path)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        line = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
-        raise InvalidData(f"{path} is not valid JSON{line}: regenerate it with `dvc repro {stage}`") from None
-    if not isinstance(data, dict):
-        raise InvalidData(f"{path} must hold a JSON object; regenerate it with `dvc repro {stage}`")
-    return data
 
 
 def read_audit(path: Path) -> list[Json]:
@@ -113,26 +102,6 @@ def read_verdicts(path: Path) -> list[Json]:
     return rows
 
 
-def latency_in(text: str, step: str, percentile: str) -> float | None:
-    """``STEP.PERCENTILE`` (milliseconds) of a latency file's text; None when the value is missing
-    or the text unreadable: latency files are leaf records of timing, never inputs (also
-    ``rag-ablation sweep-report``'s reader, on any side's copy of the file)."""
-    try:
-        value = json.loads(text).get(step, {}).get(percentile)
-    except (json.JSONDecodeError, AttributeError):
-        return None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def latency_value(folder: Path, name: str, step: str, percentile: str) -> float | None:
-    """``latency_in`` of ``folder/NAME.json``; None when the file is missing or not UTF-8."""
-    path = folder / f"{name}.json"
-    try:
-        return latency_in(path.read_text(encoding="utf-8"), step, percentile) if path.is_file() else None
-    except UnicodeDecodeError:
-        return None
-
-
 @dataclass(frozen=True)
 class Inputs:
     """What the page is built from, read (``read_inputs``). ``runs``, ``labels`` and ``answers``
@@ -158,12 +127,12 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
     """Read every input of the page for the configs of ``params`` (names from params, never a
     folder listing). ``sweep`` is optional: None, or a path that may not exist."""
     configs = list(params.retrieval)
-    run_files = {c: read_json(runs / f"{c}.json", f"retrieve@{c}") for c in configs}
+    run_files = {c: read_stage_json(runs / f"{c}.json", f"retrieve@{c}") for c in configs}
     chunkings = sorted({params.config(c).chunking for c in configs})
-    label_files = {ch: read_json(labels / f"{ch}.json", f"labels@{ch}") for ch in chunkings}
-    answer_files = {c: read_json(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
+    label_files = {ch: read_stage_json(labels / f"{ch}.json", f"labels@{ch}") for ch in chunkings}
+    answer_files = {c: read_stage_json(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
     return Inputs(
-        stats=_must(read_json(stats, "stats")), judge=_must(read_json(judge, "judge_eval")),
+        stats=_must(read_stage_json(stats, "stats")), judge=_must(read_stage_json(judge, "judge_eval")),
         rows=read_scores(scores), questions=load_questions(questions, min_span=params.labels.min_span),
         audit=read_audit(audit), runs={c: _must(v) for c, v in run_files.items()},
         labels={ch: dict(_must(v).get("relevant", {})) for ch, v in label_files.items()},
@@ -171,11 +140,11 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
         p95_ms={c: latency_value(latency, c, "total", "p95_ms") for c in configs},
         answer_s={c: _seconds(latency_value(latency, f"generate_{c}", "answer", "p50_ms"))
                   for c in params.generation.configs},
-        sweep=read_json(sweep, "sweep-report", optional=True) if sweep is not None else None)
+        sweep=read_stage_json(sweep, "sweep-report", optional=True) if sweep is not None else None)
 
 
 def _must(value: Json | None) -> Json:
-    assert value is not None  # read_json without optional never returns None
+    assert value is not None  # read_stage_json without optional never returns None
     return value
 
 
@@ -189,10 +158,6 @@ def _seconds(ms: float | None) -> float | None:
 def measure_k(measure: str) -> int:
     """The cut-off of a 0/1 measure: ``hit_at_5`` -> 5."""
     return int(measure.rsplit("_", 1)[-1])
-
-
-def available(stats: Mapping[str, Any], name: str) -> bool:
-    return bool(stats.get(name, {}).get("available"))
 
 
 def config_letters(rows: Sequence[Row], configs: Sequence[str], *, measure: str, alpha: float) -> dict[str, Json]:
@@ -235,11 +200,12 @@ def unavailable_reason(name: str, run: Mapping[str, Any] | None) -> str:
 
 def change_entry(vs: Mapping[str, Any] | None, measure: str) -> Json | None:
     """The paired change of ``measure`` against the baseline, with its verdict after Holm."""
-    b = (vs or {}).get(measure)
+    b = change_of(vs, measure)
     if not b:
         return None
     return {"delta": b["delta"], "ci_low": b["ci_low"], "ci_high": b["ci_high"], "p_holm": b["p_holm"],
-            "fixed": b["fixed"], "broken": b["broken"], "n": b["n"], "family": b["family"], "verdict": verdict(b)}
+            "fixed": b["fixed"], "broken": b["broken"], "n": b["n"], "family": b["family"],
+            "verdict": change_verdict(b)}
 
 
 def config_entries(inputs: Inputs, params: Params) -> list[Json]:
@@ -253,7 +219,7 @@ def config_entries(inputs: Inputs, params: Params) -> list[Json]:
         entry: Json = {"name": name, "baseline": name == settings.baseline,
                        "chunking": params.config(name).chunking, "answered": name in params.generation.configs,
                        "p95_ms": inputs.p95_ms.get(name)}
-        m = inputs.stats.get(name, {})
+        m = config_metrics(inputs.stats, name)
         if not available(inputs.stats, name) or name not in marks:
             entry.update(available=False, reason=unavailable_reason(name, inputs.runs.get(name)))
             out.append(entry)
@@ -263,7 +229,8 @@ def config_entries(inputs: Inputs, params: Params) -> list[Json]:
                      by_slice={s: {**(_interval(g.get(recall)) or {}), "n": g.get("n"),
                                    "too_small": bool(g.get("too_small"))}
                                for s, g in sorted(m.get("by_slice", {}).items())},
-                     change=None if entry["baseline"] else change_entry(m.get("vs_baseline"), settings.measure))
+                     change=None if entry["baseline"] else change_entry(vs_baseline(inputs.stats, name),
+                                                                        settings.measure))
         out.append(entry)
     return out
 
@@ -290,7 +257,7 @@ def answer_points(inputs: Inputs, params: Params) -> list[Json]:
     answered config that has both."""
     out = []
     for name in params.generation.configs:
-        hand = inputs.judge.get("configs", {}).get(name, {}).get("accuracy", {}).get("hand")
+        hand = hand_accuracy(inputs.judge, name)
         seconds = inputs.answer_s.get(name)
         if hand and seconds is not None:
             out.append({"config": name, "seconds": seconds, "value": hand["estimate"], "ci_low": hand["low"],
@@ -365,7 +332,7 @@ def _top_k(run: Mapping[str, Any], questions: Sequence[Question], relevant: Mapp
 
 def failure_kinds(judge: Mapping[str, Any], config: str) -> dict[str, str]:
     """Question id -> what happened to its answer, by the hand grades (judge_eval's failures)."""
-    table = judge.get("configs", {}).get(config, {}).get("failures", {}).get("hand", {})
+    table = failure_table(judge, config, "hand")
     out = {}
     for category, cell in table.items():
         if isinstance(cell, Mapping):
@@ -403,22 +370,22 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
     acceptance; and the position-consistency test (judge_eval's length pairs)."""
     panel = []
     for j in judges:
-        c = judge.get("calibration", {}).get(j, {})
+        c = calibration(judge, j)
         entry: Json = {"judge": j}
-        if "confusion" in c:
+        if is_calibrated(c):
             entry.update(confusion={k: c["confusion"].get(k) for k in ("tp", "fp", "fn", "tn", "invalid", "n")},
                          kappa=_estimate(c.get("kappa")), accuracy=_estimate(c.get("accuracy")))
         else:
             entry["reason"] = c.get("reason") or "not calibrated (no hand grades)"
-        canaries = judge.get("canaries", {}).get(j) or {}
+        canaries = canary_results(judge, j) or {}
         entry["canaries"] = [{"kind": kind, "expected_accept": bool(r.get("expected_accept")),
                               "accepted": r.get("accepted"), "low": r.get("low"), "high": r.get("high"),
                               "n": r.get("n"), "invalid": r.get("invalid")}
                              for kind, r in sorted(canaries.items()) if isinstance(r, Mapping) and "accepted" in r]
         panel.append(entry)
-    length = judge.get("bias", {}).get("length", {})
+    length = length_bias(judge)
     position = ({k: length.get(k) for k in ("pairs", "consistent", "consistency", "ties", "long_wins", "short_wins")}
-                if "pairs" in length else {"reason": length.get("reason") or length.get("status") or "not run"})
+                if length_bias_ran(length) else {"reason": length.get("reason") or length.get("status") or "not run"})
     return {"judges": panel, "position": position, "grades": dict(judge.get("grades", {})),
             "comparison": answer_comparison(judge)}
 
@@ -429,21 +396,22 @@ def answer_comparison(judge: Mapping[str, Any]) -> Json | None:
     its paired bootstrap interval (``delta``, ``ci_low``, ``ci_high``, ``method``: ``cluster-...``
     when it resampled source documents, ``stats.cluster``), the ids it fixed (wrong in
     the baseline, right here) and broke, and the exact McNemar p on those; or ``reason`` when
-    judge_eval could not compare it. None with fewer than two answered configs."""
-    comp = judge.get("comparison") or {}
-    if not comp.get("configs"):
+    judge_eval could not compare it. None with fewer than two answered configs
+    (``metrics_view.answer_comparison``, as JSON)."""
+    comp = read_answer_comparison(judge)
+    if comp is None:
         return None
     rows: list[Json] = []
-    for name, e in comp["configs"].items():
-        if e.get("status") != "ok":
-            rows.append({"config": name, "reason": e.get("reason") or e.get("status") or "not compared"})
+    for r in comp.rows:
+        d = r.difference
+        if d is None:
+            rows.append({"config": r.config, "reason": r.reason or r.status or "not compared"})
             continue
-        d = e["difference"]
-        rows.append({"config": name, "n": e["n"], "baseline_accuracy": e["baseline_accuracy"],
-                     "accuracy": e["accuracy"], "delta": d["estimate"], "ci_low": d["low"], "ci_high": d["high"],
-                     "method": d.get("method"), "fixed": list(e["fixed_ids"]), "broken": list(e["broken_ids"]),
-                     "p_mcnemar": e["p_mcnemar"]})
-    return {"baseline": comp["baseline"], "rows": rows}
+        rows.append({"config": r.config, "n": d.n, "baseline_accuracy": d.baseline_accuracy,
+                     "accuracy": d.accuracy, "delta": d.delta, "ci_low": d.ci_low, "ci_high": d.ci_high,
+                     "method": d.method, "fixed": list(d.fixed_ids), "broken": list(d.broken_ids),
+                     "p_mcnemar": d.p_mcnemar})
+    return {"baseline": comp.baseline, "rows": rows}
 
 
 def _estimate(d: Mapping[str, Any] | None) -> Json | None:
@@ -453,17 +421,14 @@ def _estimate(d: Mapping[str, Any] | None) -> Json | None:
 
 
 def sweep_entries(sweep: Mapping[str, Any] | None) -> Json | None:
-    """The sweep summary's ranking, best rank first (then name), and its headline; None without one."""
-    if not sweep or not isinstance(sweep.get("ranking"), Mapping):
+    """The sweep summary's ranking, best rank first (then name), and its headline; None without one
+    (``metrics_view.sweep_view``, as JSON)."""
+    view = sweep_view(sweep)
+    if view is None:
         return None
-    rows = [{"candidate": name, **{k: r.get(k) for k in ("letter", "value", "ci_low", "ci_high", "rank", "rank_low",
-                                                          "rank_high", "beats", "in_tie_set", "p95_ms", "pareto")}}
-            for name, r in sweep["ranking"].items()]
-    rows.sort(key=lambda r: (r["rank"] if isinstance(r["rank"], int) else 10**9, r["candidate"]))
-    winner = sweep.get("winner") or {}
-    return {"rows": rows, "measure": sweep.get("measure"), "baseline": sweep.get("baseline"),
-            "chosen_on": sweep.get("chosen_on"), "questions": sweep.get("questions"),
-            "winner": winner.get("name"), "tie_set_size": sweep.get("tie_set_size")}
+    return {"rows": [dict(r) for r in view.rows], "measure": view.measure, "baseline": view.baseline,
+            "chosen_on": view.chosen_on, "questions": view.questions, "winner": view.winner,
+            "tie_set_size": view.tie_set_size}
 
 
 # --------------------------------------------------------------------------- the whole page

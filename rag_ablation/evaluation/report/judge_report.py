@@ -4,6 +4,10 @@ Only formats numbers already computed (``rag_ablation.evaluation.judges.judge_ev
 every judge with intervals and its disagreements, accuracy per config three ways (hand grades,
 each judge alone, PPI++), canaries, bias, failure tables, the two-by-two and unanswerable
 questions. A value that could not be computed is shown as ``n/a`` with the reason where known.
+The file is read through :mod:`rag_ablation.evaluation.report.metrics_view` (which configs were
+judged and why not, the answer comparison, canaries, the length test) and its numbers written
+with :mod:`rag_ablation.evaluation.report.formatting` (``num_or_na``, ``percent``,
+``with_interval``).
 """
 from __future__ import annotations
 
@@ -11,33 +15,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ablation.evaluation.judges.failures import FAILURE_CATEGORIES
-from rag_ablation.evaluation.report.formatting import table
+from rag_ablation.evaluation.report.formatting import num_or_na, percent, table, with_interval
+from rag_ablation.evaluation.report.metrics_view import (answer_comparison, calibration, canaries_not_run_reason,
+                                                         canary_results, failure_table, hand_accuracy, is_calibrated,
+                                                         is_judged, judged_entry, length_bias, length_bias_ran,
+                                                         not_judged_reason)
 
 Detail = Mapping[str, Any]
-
-
-def pct(x: float | None) -> str:
-    """A share as a percentage with one decimal, or ``n/a``."""
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
-def num3(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
-
-
-def with_ci(estimate: float | None, low: float | None, high: float | None, fmt=num3) -> str:
-    """``0.113 (0.060 to 0.200)``; ``n/a`` when there is no estimate."""
-    if estimate is None:
-        return "n/a"
-    if low is None or high is None:
-        return fmt(estimate)
-    return f"{fmt(estimate)} ({fmt(low)} to {fmt(high)})"
 
 
 def _stat(d: Mapping[str, Any]) -> str:
     est = d.get("estimate")
     iv = d.get("interval") or {}
-    return with_ci(est, iv.get("low", d.get("low")), iv.get("high", d.get("high")))
+    return with_interval(est, iv.get("low", d.get("low")), iv.get("high", d.get("high")))
 
 
 def _ids(ids: Sequence[str]) -> str:
@@ -48,8 +38,8 @@ def calibration_section(detail: Detail, judges: Sequence[str], confidence: float
     g = detail["grades"]
     rows, notes = [], []
     for j in judges:
-        c = detail["calibration"].get(j, {})
-        if "confusion" not in c:
+        c = calibration(detail, j)
+        if not is_calibrated(c):
             rows.append([f"`{j}`", "n/a", "", "", "", "", c.get("reason", "unavailable")])
             continue
         cm = c["confusion"]
@@ -81,13 +71,13 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
     check_rows: list[list[str]] = []
     splits = 0
     for c in configs:
-        e = detail["configs"].get(c, {})
-        if e.get("status") != "ok":
-            rows.append([f"`{c}`", f"unavailable: {e.get('reason')}", *[""] * len(judges)])
+        if not is_judged(detail, c):
+            rows.append([f"`{c}`", f"unavailable: {not_judged_reason(detail, c)}", *[""] * len(judges)])
             continue
+        e = judged_entry(detail, c)
         acc = e["accuracy"]
-        hand = acc.get("hand")
-        hand_cell = f"{with_ci(hand['estimate'], hand['low'], hand['high'])}, n={hand['n']}" if hand else "no grades"
+        hand = hand_accuracy(detail, c)
+        hand_cell = f"{with_interval(hand['estimate'], hand['low'], hand['high'])}, n={hand['n']}" if hand else "no grades"
         cells = []
         for j in judges:
             a = acc.get(j)
@@ -95,7 +85,7 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
                 cells.append("unavailable")
                 continue
             n = a["judge"]
-            cells.append(f"{with_ci(n['estimate'], n['low'], n['high'])}, n={n['n']}"
+            cells.append(f"{with_interval(n['estimate'], n['low'], n['high'])}, n={n['n']}"
                          + (f", {n['invalid']} invalid" if n["invalid"] else ""))
             p, check = a.get("ppi"), a.get("ppi_check")
             if p is not None:
@@ -111,11 +101,11 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
             if check is not None:
                 splits = check["splits"]
                 check_rows.append([
-                    f"`{c}`", f"`{j}`", num3(check["truth"]), num3(check["heldout"]),
-                    with_ci(check["ppi"]["estimate"], check["ppi"]["low"], check["ppi"]["high"]),
+                    f"`{c}`", f"`{j}`", num_or_na(check["truth"]), num_or_na(check["heldout"]),
+                    with_interval(check["ppi"]["estimate"], check["ppi"]["low"], check["ppi"]["high"]),
                     ("yes" if check["covers"] else "**no**") + " / " + ("yes" if check["covers_heldout"] else "no"),
                     f"{check['coverage']:.0%} vs {check['classical_coverage']:.0%}",
-                    f"{num3(check['mean_width'])} vs {num3(check['mean_classical_width'])}"])
+                    f"{num_or_na(check['mean_width'])} vs {num_or_na(check['mean_classical_width'])}"])
         rows.append([f"`{c}`", f"{e['answers']} answers, {e['graded']} graded", hand_cell, *cells])
     return "\n".join([
         "## Answer accuracy three ways", "",
@@ -141,32 +131,30 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
 def _ppi_cells(p: Mapping[str, Any], classical_estimate: float | None) -> list[str]:
     """PPI++ accuracy, the classical interval of its hand grades, and the gain, as table cells."""
     gain = "n/a" if p["gain"] is None else f"{p['gain']:.2f}x ({p['n_labeled']} grades count as {p['n_eff']:.0f})"
-    classical = (with_ci(classical_estimate, *(p["classical"][k] for k in ("low", "high")))
+    classical = (with_interval(classical_estimate, *(p["classical"][k] for k in ("low", "high")))
                  if p.get("classical") else "n/a")
-    return [with_ci(p["estimate"], p["low"], p["high"]), classical, gain]
+    return [with_interval(p["estimate"], p["low"], p["high"]), classical, gain]
 
 
 def comparison_section(detail: Detail, confidence: float) -> str:
     """The answered configs against the baseline on the questions hand-graded in both (empty with
     one answered config)."""
-    comp = detail.get("comparison") or {}
-    if not comp.get("configs"):
+    comp = answer_comparison(detail)
+    if comp is None:
         return ""
-    base = comp["baseline"]
+    base = comp.baseline
     rows = []
-    for c, e in comp["configs"].items():
-        if e.get("status") != "ok":
-            rows.append([f"`{c}`", f"unavailable: {e.get('reason')}", "", "", "", "", ""])
+    for r in comp.rows:
+        d = r.difference
+        if d is None:
+            rows.append([f"`{r.config}`", f"unavailable: {r.reason}", "", "", "", "", ""])
             continue
-        d = e["difference"]
-        rows.append([f"`{c}`", str(e["n"]), pct(e["baseline_accuracy"]), pct(e["accuracy"]),
-                     with_ci(d["estimate"], d["low"], d["high"], fmt=lambda x: f"{100 * x:+.1f} pts"),
-                     f"{e['fixed']} / {e['broken']}", f"{e['p_mcnemar']:.3g}"])
-    ids = [f"- `{c}` fixed: {_ids(e['fixed_ids'])}; broken: {_ids(e['broken_ids'])}"
-           for c, e in comp["configs"].items() if e.get("status") == "ok"]
-    clustered = any(str(e["difference"].get("method", "")).startswith("cluster")
-                    for e in comp["configs"].values() if e.get("status") == "ok")
-    over = " (resampling whole source documents: `stats.cluster`)" if clustered else ""
+        rows.append([f"`{r.config}`", str(d.n), percent(d.baseline_accuracy), percent(d.accuracy),
+                     with_interval(d.delta, d.ci_low, d.ci_high, fmt=lambda x: f"{100 * x:+.1f} pts"),
+                     f"{d.fixed} / {d.broken}", f"{d.p_mcnemar:.3g}"])
+    ids = [f"- `{r.config}` fixed: {_ids(r.difference.fixed_ids)}; broken: {_ids(r.difference.broken_ids)}"
+           for r in comp.rows if r.difference is not None]
+    over = " (resampling whole source documents: `stats.cluster`)" if comp.clustered else ""
     return "\n".join([
         "## Answer configs compared, by hand grades", "",
         f"Each answered config against `{base}` on the questions hand-graded for both, paired by question: the "
@@ -181,13 +169,13 @@ def canary_section(detail: Detail, judges: Sequence[str]) -> str:
     rows = []
     n = next((r["n"] for c in detail["canaries"].values() if c and "status" not in c for r in c.values()), None)
     for j in judges:
-        c = detail["canaries"].get(j)
-        if not c or "status" in c:
-            rows.append([f"`{j}`", "n/a", "", "", (c or {}).get("reason") or "not run"])
+        c = canary_results(detail, j)
+        if c is None:
+            rows.append([f"`{j}`", "n/a", "", "", canaries_not_run_reason(detail, j)])
             continue
         for kind, r in c.items():
             should = "accept" if r["expected_accept"] else "reject"
-            rows.append([f"`{j}`", kind, should, with_ci(r["accepted"], r["low"], r["high"], pct),
+            rows.append([f"`{j}`", kind, should, with_interval(r["accepted"], r["low"], r["high"], percent),
                          f"{r['n']}" + (f" ({r['invalid']} invalid)" if r["invalid"] else "")])
     return "\n".join([
         "## Canaries", "",
@@ -202,17 +190,17 @@ def canary_section(detail: Detail, judges: Sequence[str]) -> str:
 
 def bias_section(detail: Detail) -> str:
     b = detail.get("bias", {})
-    length = b.get("length", {})
+    length = length_bias(detail)
     out = ["## What the judge prefers", ""]
-    if "pairs" in length:
+    if length_bias_ran(length):
         fs = length["first_slot"]
         out += [
             f"Each of {length['pairs']} references was compared with its padded version, in both orders "
             f"({length['verdicts']} verdicts, {length['valid_verdicts']} valid). A win counts only when both "
             "orders pick the same answer; otherwise it is a tie.", "",
             table(["position consistency", "first slot wins", "long wins", "short wins", "ties"],
-                  [[f"{length['consistent']}/{length['pairs']} ({pct(length['consistency'])})",
-                    f"{fs['wins']}/{fs['n']}, {with_ci(fs['rate'], fs['low'], fs['high'], pct)}",
+                  [[f"{length['consistent']}/{length['pairs']} ({percent(length['consistency'])})",
+                    f"{fs['wins']}/{fs['n']}, {with_interval(fs['rate'], fs['low'], fs['high'], percent)}",
                     str(length["long_wins"]), str(length["short_wins"]), str(length["ties"])]]), ""]
     else:
         out += [f"Position and length: {length.get('status', 'not run')}: {length.get('reason')}.", ""]
@@ -242,14 +230,14 @@ FAILURE_LABELS = {
 def failures_section(detail: Detail, configs: Sequence[str]) -> str:
     out = ["## Where answers fail", ""]
     for c in configs:
-        e = detail["configs"].get(c, {})
-        if e.get("status") != "ok":
+        if not is_judged(detail, c):
             continue
+        e = judged_entry(detail, c)
         for key, label in (("hand", "hand grades"), ("judge", f"judge `{e.get('primary_judge')}`")):
-            f = e.get("failures", {}).get(key)
+            f = failure_table(detail, c, key)
             if not f:
                 continue
-            rows = [[FAILURE_LABELS.get(cat, cat), str(f[cat]["count"]), pct(f[cat]["share"])]
+            rows = [[FAILURE_LABELS.get(cat, cat), str(f[cat]["count"]), percent(f[cat]["share"])]
                     for cat in FAILURE_CATEGORIES if cat in f]
             out += [f"### `{c}`, correctness from {label} ({f['n']} answerable answers)", "",
                     table(["what happened", "answers", "share"], rows), "",
@@ -261,13 +249,13 @@ def failures_section(detail: Detail, configs: Sequence[str]) -> str:
 def unanswerable_section(detail: Detail, configs: Sequence[str]) -> str:
     rows, thr = [], []
     for c in configs:
-        e = detail["configs"].get(c, {})
-        if e.get("status") != "ok":
+        if not is_judged(detail, c):
             continue
+        e = judged_entry(detail, c)
         d = e.get("decline")
-        decline = f"{d['declines']}/{d['n']}, {with_ci(d['estimate'], d['low'], d['high'], pct)}" if d else "n/a"
+        decline = f"{d['declines']}/{d['n']}, {with_interval(d['estimate'], d['low'], d['high'], percent)}" if d else "n/a"
         crag = e.get("crag", {})
-        cells = [num3(crag[k].get("score")) + f" (n={crag[k].get('scored', 0)})" if k in crag else "n/a"
+        cells = [num_or_na(crag[k].get("score")) + f" (n={crag[k].get('scored', 0)})" if k in crag else "n/a"
                  for k in ("hand", "judge")]
         if "judge" in crag:
             cells[1] += f", `{e.get('primary_judge')}`"
@@ -275,9 +263,9 @@ def unanswerable_section(detail: Detail, configs: Sequence[str]) -> str:
         t = e.get("threshold")
         if t:
             best = t["best"]
-            thr.append([f"`{c}`", num3(t["answerable_median"]), num3(t["unanswerable_median"]), num3(t["auc"]),
-                        f"{best['threshold']:.4f}", pct(best["coverage"]), pct(best["false_decline_rate"]),
-                        pct(best["false_answer_rate"])])
+            thr.append([f"`{c}`", num_or_na(t["answerable_median"]), num_or_na(t["unanswerable_median"]), num_or_na(t["auc"]),
+                        f"{best['threshold']:.4f}", percent(best["coverage"]), percent(best["false_decline_rate"]),
+                        percent(best["false_answer_rate"])])
     return "\n".join([
         "## Unanswerable questions", "",
         "Decline rate on the unanswerable questions, with a Wilson interval, and the score +1 correct, 0 declined, "
@@ -294,7 +282,7 @@ def unanswerable_section(detail: Detail, configs: Sequence[str]) -> str:
 
 def render_answers(detail: Detail, *, configs: Sequence[str], judges: Sequence[str], confidence: float) -> str:
     """Every section above, joined; empty when no config has judged answers."""
-    if not any(detail["configs"].get(c, {}).get("status") == "ok" for c in configs):
+    if not any(is_judged(detail, c) for c in configs):
         return ""
     return "\n\n".join([calibration_section(detail, judges, confidence),
                         accuracy_section(detail, configs, judges, confidence),

@@ -11,7 +11,9 @@ against the baseline (fixed and broken counts, the change with its interval, the
 Holm's adjustment with the family size, the smallest detectable change) and the same for
 MRR@10; fixed and broken counts per slice; the subsampling table; the judge-free answer proxy
 with its n. A change is called real only when its interval excludes 0 and its Holm-adjusted p
-is below 0.05 (:data:`rag_ablation.evaluation.statistics.comparison.SIGNIFICANCE`).
+is below 0.05 (``rag_ablation.evaluation.statistics.comparison.verdict`` on the file's rounded
+numbers, through :func:`rag_ablation.evaluation.report.metrics_view.change_verdict`). The file is
+read through :mod:`rag_ablation.evaluation.report.metrics_view`.
 """
 from __future__ import annotations
 
@@ -26,9 +28,10 @@ from rag_ablation.evaluation.statistics.comparison import (
     RR_COLUMN,
     SIGNIFICANCE,
 )
-from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
 from rag_ablation.evaluation.report.formatting import (detectable, interval, num, p_value, points, share, signed,
                                                      table)
+from rag_ablation.evaluation.report.metrics_view import (answer_proxy, available, baseline_comparisons, change_of,
+                                                         change_verdict, config_metrics)
 from rag_ablation.evaluation.report.plot_data import LABELS
 
 Metrics = Mapping[str, Any]
@@ -37,26 +40,8 @@ Metrics = Mapping[str, Any]
 # --------------------------------------------------------------------------- helpers
 
 
-def available(metrics: Metrics, name: str) -> bool:
-    return bool(metrics.get(name, {}).get("available"))
-
-
 def config_label(name: str, baseline: str) -> str:
     return f"`{name}` (baseline)" if name == baseline else f"`{name}`"
-
-
-def real(change: Mapping[str, float]) -> bool:
-    """Interval excludes 0 and Holm p < 0.05 (recomputed from the rounded metrics)."""
-    return (change["ci_low"] > 0 or change["ci_high"] < 0) and change["p_holm"] < SIGNIFICANCE
-
-
-def verdict(change: Mapping[str, float]) -> str:
-    """``no change`` (a point interval at 0), ``real gain``, ``real loss`` or ``within the noise``."""
-    if change["ci_low"] == change["ci_high"] == 0:
-        return "no change"
-    if not real(change):
-        return "within the noise"
-    return "real gain" if change["delta"] > 0 else "real loss"
 
 
 def _measure_cell(entry: Mapping[str, Any], measure: str) -> str:
@@ -68,7 +53,7 @@ def _slices(metrics: Metrics, configs: Sequence[str]) -> dict[str, tuple[int, bo
     """Slice -> (n, too_small), from the first available config that has the slice."""
     out: dict[str, tuple[int, bool]] = {}
     for name in configs:
-        for s, g in metrics.get(name, {}).get("by_slice", {}).items():
+        for s, g in config_metrics(metrics, name).get("by_slice", {}).items():
             out.setdefault(s, (int(g["n"]), bool(g.get("too_small"))))
     return dict(sorted(out.items()))
 
@@ -77,7 +62,7 @@ def _slices(metrics: Metrics, configs: Sequence[str]) -> dict[str, tuple[int, bo
 
 
 def intro(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
-    base = metrics.get(settings.baseline, {})
+    base = config_metrics(metrics, settings.baseline)
     n = base.get("n") if available(metrics, settings.baseline) else None
     unit = "source documents (cluster bootstrap)" if settings.cluster else "questions"
     lines = [
@@ -113,7 +98,7 @@ def how_to_read(settings: StatsConfig) -> str:
 
 def _measures_shown(metrics: Metrics, configs: Sequence[str]) -> list[str]:
     """:data:`MEASURES`, then the graded measures (nDCG@10, recall@100) any config has."""
-    graded = [m for m in GRADED_MEASURES if any(m in metrics.get(c, {}) for c in configs)]
+    graded = [m for m in GRADED_MEASURES if any(m in config_metrics(metrics, c) for c in configs)]
     return [*MEASURES, *graded]
 
 
@@ -159,8 +144,7 @@ def slices_section(metrics: Metrics, configs: Sequence[str], settings: StatsConf
 
 
 def _comparisons(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> list[tuple[str, Metrics]]:
-    return [(name, metrics[name]["vs_baseline"]) for name in configs
-            if name != settings.baseline and available(metrics, name) and "vs_baseline" in metrics[name]]
+    return baseline_comparisons(metrics, configs, settings.baseline)
 
 
 def paired_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
@@ -175,15 +159,15 @@ def paired_section(metrics: Metrics, configs: Sequence[str], settings: StatsConf
         if vs.get("only_config") or vs.get("only_baseline"):
             notes.append(f"- `{name}`: {vs['only_config']} question(s) only it has and {vs['only_baseline']} only "
                          "the baseline has were left out, not paired.")
-        b, r = vs.get(settings.measure), vs.get(RR_COLUMN)
+        b, r = change_of(vs, settings.measure), change_of(vs, RR_COLUMN)
         if b is None or r is None:
             rows.append([f"`{name}`", "no shared questions", *[""] * 8])
             continue
         rows.append([f"`{name}`", str(vs["n"]), str(b["fixed"]), str(b["broken"]), signed(b["delta"]),
-                     interval(b, signed), p_value(b["p_sign"]), p_value(b["p_holm"]), detectable(b), verdict(b)])
+                     interval(b, signed), p_value(b["p_sign"]), p_value(b["p_holm"]), detectable(b), change_verdict(b)])
         rr_mde = points(r["mde"]) if r["mde"] > 0 else "n/a: no question differs"
         rr_rows.append([f"`{name}`", signed(r["delta"]), interval(r, signed), p_value(r["p_sign_flip"]),
-                        p_value(r["p_holm"]), rr_mde, verdict(r)])
+                        p_value(r["p_holm"]), rr_mde, change_verdict(r)])
     header = ["config", "n", "fixed", "broken", f"change in {label}", f"{settings.confidence:.0%} interval",
               "p (sign test)", f"Holm p (family of {family})", "could detect", "verdict"]
     rr_header = ["config", "change in MRR@10", f"{settings.confidence:.0%} interval", "p (sign-flip)",
@@ -218,7 +202,7 @@ def slice_counts_section(metrics: Metrics, configs: Sequence[str], settings: Sta
 
 
 def subsample_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
-    base = metrics.get(settings.baseline, {}).get("subsample")
+    base = config_metrics(metrics, settings.baseline).get("subsample")
     if not base:
         return ""
     keys = sorted(base, key=lambda k: base[k]["n"])
@@ -244,9 +228,8 @@ def answers_section(metrics: Metrics, answered: Sequence[str], settings: StatsCo
         return ""
     rows = []
     for name in answered:
-        a = metrics.get(name, {}).get("answers", {})
-        d = a.get(ANSWER_PROXY)
-        if not a.get("available") or d is None:
+        d = answer_proxy(metrics, name)
+        if d is None:
             rows.append([f"`{name}`", "unavailable", "", ""])
             continue
         rows.append([f"`{name}`", num(d["value"]), interval(d), str(d["n"])])

@@ -29,6 +29,12 @@ LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": 
           "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100"}
 """How a measure is named on a chart and in the report."""
 
+
+def measure_label(measure: str) -> str:
+    """How a 0/1 per-question column is named through the mean it averages to:
+    ``hit_at_5`` -> ``recall@5``."""
+    return LABELS[RECALL_OF[measure]]
+
 FILES = ("configs.json", "slices.json", "changes.json", "subsample.json")
 """The plot files the statistics stage writes, in this order of :func:`all_plots`."""
 

@@ -11,15 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ablation.evaluation.report.formatting import interval, num, p_value, share, signed, table
-from rag_ablation.evaluation.report.plot_data import LABELS
-from rag_ablation.evaluation.statistics.comparison import RECALL_OF, rounded, rounded_p
+from rag_ablation.evaluation.report.plot_data import measure_label
+from rag_ablation.evaluation.statistics.comparison import rounded, rounded_p
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, METRICS_INTERVAL, Interval, interval_dict
 from rag_ablation.evaluation.statistics.sweep import PROCEDURE, SweepSummary, letters
-
-
-def measure_label(measure: str) -> str:
-    """``hit_at_5`` -> ``recall@5``."""
-    return LABELS[RECALL_OF[measure]]
 
 
 def order(s: SweepSummary) -> list[int]:

@@ -15,7 +15,8 @@ Paired (:func:`compare`):
     ``(k + 1) / (B + 1)`` and the MDE from the standard deviation of the differences.
     :func:`with_holm` adjusts each family of p-values with Holm's method and stores the family
     size (the number of comparisons that had at least one paired question); :func:`is_real`
-    says whether a change counts.
+    says whether a change counts and :func:`verdict` words it (real gain, real loss, within
+    the noise, no change).
 
 Also here, because every reader of per-question rows shares them: the measure names
 (:data:`MEASURES`, :data:`RECALL_OF`, :data:`RR_COLUMN`), reading rows (:func:`rows_by_config`,
@@ -298,9 +299,38 @@ def with_holm(comparisons: Sequence[Comparison]) -> list[Comparison]:
 
 def is_real(change: BinaryChange | RRChange) -> bool:
     """True when the interval excludes 0 (both bounds on one side, 0 itself excluded) and the
-    Holm-adjusted p-value is below :data:`SIGNIFICANCE`."""
-    excludes_zero = change.delta.low > 0 or change.delta.high < 0
-    return excludes_zero and change.p_holm < SIGNIFICANCE
+    Holm-adjusted p-value is below :data:`SIGNIFICANCE` (:func:`real_change` of its numbers)."""
+    return real_change(change.delta.low, change.delta.high, change.p_holm)
+
+
+# ------------------------------------------------------------------------- verdicts
+
+
+NO_CHANGE = "no change"
+REAL_GAIN = "real gain"
+REAL_LOSS = "real loss"
+WITHIN_NOISE = "within the noise"
+VERDICTS = (REAL_GAIN, REAL_LOSS, WITHIN_NOISE, NO_CHANGE)
+"""Every word :func:`verdict` can give, as the reports print them."""
+
+
+def real_change(low: float, high: float, p_holm: float) -> bool:
+    """The rule for a real change: ``low > 0 or high < 0`` (the interval excludes 0; a bound
+    at exactly 0 does not) and ``p_holm <`` :data:`SIGNIFICANCE` (strictly below)."""
+    return (low > 0 or high < 0) and p_holm < SIGNIFICANCE
+
+
+def verdict(delta: float, low: float, high: float, p_holm: float) -> str:
+    """What a paired change with interval ``[low, high]`` and Holm-adjusted ``p_holm`` means:
+    :data:`NO_CHANGE` when ``low == high == 0`` (a point interval at 0: no question differs),
+    else :data:`WITHIN_NOISE` unless :func:`real_change`, else :data:`REAL_GAIN` for
+    ``delta > 0`` and :data:`REAL_LOSS` otherwise. The same rule for the report (on the rounded
+    numbers of ``metrics/stats.json``) and ``rag-ablation diff`` (on the unrounded ones)."""
+    if low == high == 0:
+        return NO_CHANGE
+    if not real_change(low, high, p_holm):
+        return WITHIN_NOISE
+    return REAL_GAIN if delta > 0 else REAL_LOSS
 
 
 # ------------------------------------------------------------------------- rounding

@@ -1,13 +1,13 @@
-"""The Markdown report rendered from the statistics metrics (rag_ablation.evaluation.report.markdown)."""
+"""The Markdown report rendered from the statistics metrics (rag_ablation.evaluation.report.markdown);
+the verdict rule is tested in tests/evaluation/statistics/test_comparison.py."""
 from __future__ import annotations
 
-import pytest
 from score_rows import answer_row, config_rows, hits_to_ranks
 
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.evaluation.statistics.stats import analyze, to_metrics
 from rag_ablation.evaluation.report.formatting import p_value, points, signed, table
-from rag_ablation.evaluation.report.markdown import real, render, verdict
+from rag_ablation.evaluation.report.markdown import render
 
 SETTINGS = StatsConfig(resamples=1000, seed=0, min_slice=10, subsample_sizes=(10, None), subsample_draws=100)
 CONFIGS = ["dense", "rerank", "hybrid", "noisy"]
@@ -97,17 +97,6 @@ def test_cluster_setting_adds_the_design_effect_column():
 def test_no_baseline_says_so():
     text = render({"dense": {"available": 0}}, configs=["dense"], answered=[], settings=SETTINGS)
     assert "unavailable (no scored rows): no paired comparisons" in text
-
-
-@pytest.mark.parametrize(("change", "expected"), [
-    ({"delta": 0.1, "ci_low": 0.02, "ci_high": 0.2, "p_holm": 0.01}, "real gain"),
-    ({"delta": -0.1, "ci_low": -0.2, "ci_high": -0.01, "p_holm": 0.049}, "real loss"),
-    ({"delta": 0.1, "ci_low": 0.02, "ci_high": 0.2, "p_holm": 0.05}, "within the noise"),  # Holm p not below
-    ({"delta": 0.1, "ci_low": 0.0, "ci_high": 0.2, "p_holm": 0.001}, "within the noise"),  # interval touches 0
-    ({"delta": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p_holm": 1.0}, "no change"),  # no question differs
-])
-def test_verdict_rule(change, expected):
-    assert verdict(change) == expected and real(change) == expected.startswith("real")
 
 
 def test_table_escapes_pipes():

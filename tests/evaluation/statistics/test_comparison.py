@@ -17,7 +17,8 @@ from score_rows import answer_row, config_rows, hits_to_ranks
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.core.errors import InvalidData
 from rag_ablation.evaluation.statistics import inference as stats
-from rag_ablation.evaluation.statistics.comparison import compare, is_real, pair, rounded, rounded_p, with_holm
+from rag_ablation.evaluation.statistics.comparison import (SIGNIFICANCE, VERDICTS, compare, is_real, pair, real_change,
+                                                        rounded, rounded_p, verdict, with_holm)
 from rag_ablation.evaluation.statistics.stats import analyze, summarize_config, to_metrics
 from rag_ablation.evaluation.report.plot_data import all_plots
 
@@ -168,6 +169,28 @@ def test_real_needs_an_interval_off_zero_and_a_small_holm_p():
     assert is_real(c.binary)
     r = result()
     assert not is_real(r.comparison("hybrid").binary)  # 3 fixed, 1 broken: p = 0.625
+
+
+@pytest.mark.parametrize(("delta", "low", "high", "p_holm", "expected"), [
+    (0.1, 0.02, 0.2, 0.01, "real gain"),
+    (-0.1, -0.2, -0.01, 0.049, "real loss"),
+    (0.1, 0.02, 0.2, SIGNIFICANCE, "within the noise"),  # Holm p not strictly below
+    (0.1, 0.0, 0.2, 0.001, "within the noise"),  # interval touches 0
+    (-0.1, -0.2, 0.0, 0.001, "within the noise"),  # from below too
+    (0.0, 0.0, 0.0, 1.0, "no change"),  # a point interval at 0: no question differs
+    (0.0, 0.0, 0.0, 0.0, "no change"),  # whatever the p-value
+])
+def test_verdict_rule(delta, low, high, p_holm, expected):
+    assert verdict(delta, low, high, p_holm) == expected and expected in VERDICTS
+    assert real_change(low, high, p_holm) == expected.startswith("real")
+
+
+def test_is_real_and_verdict_agree_on_a_comparison():
+    many, better = [0] * 14 + [1] * 6, [1] * 20  # fixes 14, breaks none
+    b = with_holm([compare(config_rows("d", hits_to_ranks(many)), config_rows("h", hits_to_ranks(better)),
+                           base="d", new="h", measure="hit_at_5", settings=SETTINGS)])[0].binary
+    assert is_real(b) and verdict(b.delta.estimate, b.delta.low, b.delta.high, b.p_holm) == "real gain"
+    assert b.delta.estimate == pytest.approx(14 / 20)
 
 
 # ----------------------------------------------------------------------- subsampling

@@ -1,5 +1,6 @@
 """The revision diff (rag_ablation.evaluation.statistics.revision_diff) on a tiny scores file at two
-revisions; the command, `rag-ablation diff REV` on a git repository, is in tests/commands/test_diff.py."""
+revisions; its text is in tests/evaluation/report/test_diff_text.py, the command, `rag-ablation
+diff REV` on a git repository, in tests/commands/test_diff.py."""
 from __future__ import annotations
 
 import pytest
@@ -7,7 +8,7 @@ from diff_rows import new_rows, old_rows
 
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.evaluation.statistics import inference as stats
-from rag_ablation.evaluation.statistics.revision_diff import diff_rows, format_markdown, format_text
+from rag_ablation.evaluation.statistics.revision_diff import diff_rows
 
 SETTINGS = StatsConfig(resamples=500)
 
@@ -23,9 +24,7 @@ def test_holm_runs_over_the_configs_compared():
     assert (d.only_rev, d.only_workspace, d.unavailable) == (("old_only",), ("new_only",), ())
 
 
-def test_configs_in_params_without_rows_are_named():
+def test_configs_in_params_without_rows_are_unavailable():
     d = diff_rows(old_rows(), new_rows(), rev="base", commit="0" * 40, measure="hit_at_5", settings=SETTINGS,
                   params_order=["dense", "bm25", "hybrid_rerank"], selected=["bm25", "hybrid_rerank"])
     assert [c.new for c in d.comparisons] == ["bm25"] and d.unavailable == ("hybrid_rerank",)
-    assert "No scored rows on either side: hybrid_rerank." in format_text(d)
-    assert "No scored rows on either side: hybrid_rerank." in format_markdown(d)

@@ -1,0 +1,292 @@
+"""Typed views of the metrics files the reports read, so each raw key is walked in one place.
+
+The readers are the Markdown report (:mod:`rag_ablation.evaluation.report.markdown`,
+:mod:`rag_ablation.evaluation.report.judge_report`), the HTML page's data
+(:mod:`rag_ablation.evaluation.report.html_data`) and ``rag-ablation sweep-report``. The files:
+
+- ``metrics/stats.json`` (the ``stats`` stage, ``statistics.stats.to_metrics``): config ->
+  ``available``, ``n``, the measures, ``by_slice``, ``answers`` and, for a config other than the
+  baseline, ``vs_baseline`` (the paired changes, rounded);
+- ``metrics/judge_detail.json`` (``judge_eval``): ``configs`` (per answered config ``status``
+  ``ok`` or a ``reason``), ``calibration``, ``canaries``, ``bias``, ``comparison`` and
+  ``grades``; ``metrics/judge.json`` is the same numbers without question ids and statuses, for
+  ``dvc metrics``, and no report reads it;
+- ``metrics/sweep.json`` (``rag-ablation sweep-report``, :mod:`rag_ablation.evaluation.report.sweep`);
+- the latency files ``metrics/latency/NAME.json`` (``STEP.PERCENTILE`` in milliseconds).
+
+:func:`read_stage_json` reads any of them (and the other JSON files a stage wrote that the HTML
+page reads: runs, labels, answers) with one message naming the stage to rerun when it is
+missing, not JSON or not an object. Every accessor reads a missing block as absent (``{}`` or None), never a KeyError, and returns
+the file's own values, neither rounded again nor formatted. The one thing decided here is the
+verdict of a change of ``stats.json`` (:func:`change_verdict`: ``comparison.verdict`` on the
+file's rounded numbers).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.core.io import read_json
+from rag_ablation.evaluation.statistics.comparison import verdict
+from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
+
+Json = Mapping[str, Any]
+
+
+def read_stage_json(path: Path, stage: str, *, optional: bool = False) -> dict[str, Any] | None:
+    """The JSON object a stage wrote at ``path``. Missing: None when ``optional``, else
+    MissingInput ``no file PATH: run `dvc repro STAGE```; not JSON (with its line) or not UTF-8,
+    or JSON but not an object: InvalidData saying to regenerate it with ``dvc repro STAGE``."""
+    if not path.is_file():
+        if optional:
+            return None
+        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
+    try:
+        data = read_json(path)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        line = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
+        raise InvalidData(f"{path} is not valid JSON{line}: regenerate it with `dvc repro {stage}`") from None
+    if not isinstance(data, dict):
+        raise InvalidData(f"{path} must hold a JSON object; regenerate it with `dvc repro {stage}`")
+    return data
+
+
+# --------------------------------------------------------------------------- stats.json
+
+
+def config_metrics(stats: Json, name: str) -> Json:
+    """The config's entry of ``stats.json``; ``{}`` when the file has none."""
+    return stats.get(name, {})
+
+
+def available(stats: Json, name: str) -> bool:
+    """The config has numbers: its entry's ``available`` is set (absent: not available)."""
+    return bool(config_metrics(stats, name).get("available"))
+
+
+def baseline_comparisons(stats: Json, configs: Sequence[str], baseline: str) -> list[tuple[str, Json]]:
+    """``(config, its vs_baseline block)`` for every available config of ``configs`` other than
+    ``baseline`` that has one, in the order of ``configs``."""
+    return [(name, stats[name]["vs_baseline"]) for name in configs
+            if name != baseline and available(stats, name) and "vs_baseline" in stats[name]]
+
+
+def vs_baseline(stats: Json, name: str) -> Json | None:
+    """The config's ``vs_baseline`` block (None for the baseline or a config without one)."""
+    return config_metrics(stats, name).get("vs_baseline")
+
+
+def change_of(vs: Json | None, measure: str) -> Json | None:
+    """The paired change of ``measure`` (a 0/1 column such as ``hit_at_5``, or ``rr_at_10``) in
+    a ``vs_baseline`` block: ``delta``, ``ci_low``, ``ci_high``, ``p_holm``, ``family``, ``mde``
+    and, for a 0/1 measure, ``fixed``, ``broken``, ``n``, ``p_sign`` (RR@10: ``p_sign_flip``);
+    None when the block or the measure is missing."""
+    return (vs or {}).get(measure)
+
+
+def change_verdict(change: Json) -> str:
+    """``comparison.verdict`` of a change of ``stats.json``, on its rounded ``delta``,
+    ``ci_low``, ``ci_high`` and ``p_holm``: real gain, real loss, within the noise, no change."""
+    return verdict(change["delta"], change["ci_low"], change["ci_high"], change["p_holm"])
+
+
+def answer_proxy(stats: Json, name: str) -> Json | None:
+    """The judge-free answer proxy of a config (``value``, ``ci_low``, ``ci_high``, ``n``); None
+    when its ``answers`` block is missing, not available or has no proxy."""
+    answers = config_metrics(stats, name).get("answers", {})
+    proxy = answers.get(ANSWER_PROXY)
+    return proxy if answers.get("available") and proxy is not None else None
+
+
+# --------------------------------------------------------------------------- judge_detail.json
+
+
+def judged_entry(detail: Json, name: str) -> Json:
+    """An answered config's entry of ``judge_detail.json``'s ``configs``; ``{}`` when absent."""
+    return detail.get("configs", {}).get(name, {})
+
+
+def is_judged(detail: Json, name: str) -> bool:
+    """The config's answers were judged: its entry's ``status`` is ``ok``."""
+    return judged_entry(detail, name).get("status") == "ok"
+
+
+def not_judged_reason(detail: Json, name: str) -> Any:
+    """The ``reason`` judge_eval recorded for a config it did not judge (None: none recorded)."""
+    return judged_entry(detail, name).get("reason")
+
+
+def hand_accuracy(detail: Json, name: str) -> Json | None:
+    """The config's accuracy by hand grades (``estimate``, ``low``, ``high``, ``n``); None
+    without grades."""
+    return judged_entry(detail, name).get("accuracy", {}).get("hand")
+
+
+def failure_table(detail: Json, name: str, source: str) -> Json:
+    """Where the config's answers fail, by ``source`` (``hand`` or ``judge``): category ->
+    ``count``, ``share`` and ``ids``, plus ``n``; ``{}`` when absent."""
+    return judged_entry(detail, name).get("failures", {}).get(source, {})
+
+
+def calibration(detail: Json, judge: str) -> Json:
+    """A judge's calibration against the hand grades; ``{}`` when absent."""
+    return detail.get("calibration", {}).get(judge, {})
+
+
+def is_calibrated(entry: Json) -> bool:
+    """A calibration entry has numbers (a ``confusion`` matrix), not only a ``reason``."""
+    return "confusion" in entry
+
+
+def canary_results(detail: Json, judge: str) -> Json | None:
+    """A judge's canaries, kind -> result (``accepted``, ``low``, ``high``, ``n``, ``invalid``,
+    ``expected_accept``); None when they were not run (no entry, or one with a ``status``)."""
+    entry = detail.get("canaries", {}).get(judge)
+    return None if not entry or "status" in entry else entry
+
+
+def canaries_not_run_reason(detail: Json, judge: str) -> str:
+    """Why a judge has no canaries: the recorded ``reason``, else ``not run``."""
+    return (detail.get("canaries", {}).get(judge) or {}).get("reason") or "not run"
+
+
+def length_bias(detail: Json) -> Json:
+    """The position and length test (``pairs``, ``consistent``, ``first_slot``, ... when run,
+    else ``status`` and ``reason``); ``{}`` when absent."""
+    return detail.get("bias", {}).get("length", {})
+
+
+def length_bias_ran(length: Json) -> bool:
+    """The position and length test has numbers (``pairs``)."""
+    return "pairs" in length
+
+
+@dataclass(frozen=True)
+class AnswerDifference:
+    """A config compared with the baseline on the questions hand-graded in both: ``n`` of them,
+    the two accuracies, the difference ``delta`` with its paired bootstrap interval
+    (``method``: ``cluster-...`` when it resampled source documents), the counts and ids of the
+    questions it ``fixed`` (wrong in the baseline, right here) and ``broke``, the exact McNemar p."""
+
+    n: int
+    baseline_accuracy: float
+    accuracy: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    method: str | None
+    fixed: int
+    broken: int
+    fixed_ids: tuple[str, ...]
+    broken_ids: tuple[str, ...]
+    p_mcnemar: float
+
+    @property
+    def clustered(self) -> bool:
+        """The interval resampled whole source documents (``stats.cluster``)."""
+        return str(self.method or "").startswith("cluster")
+
+
+@dataclass(frozen=True)
+class AnswerComparisonRow:
+    """One answered config of the comparison: its ``difference``, or None when judge_eval could
+    not compare it (then ``status`` and ``reason`` as recorded, either may be None)."""
+
+    config: str
+    difference: AnswerDifference | None
+    status: Any = None
+    reason: Any = None
+
+
+@dataclass(frozen=True)
+class AnswerComparison:
+    """judge_eval's ``comparison``: each answered config against ``baseline``, in file order."""
+
+    baseline: str
+    rows: tuple[AnswerComparisonRow, ...]
+
+    @property
+    def clustered(self) -> bool:
+        """Some compared config's interval resampled source documents."""
+        return any(r.difference is not None and r.difference.clustered for r in self.rows)
+
+
+def answer_comparison(detail: Json) -> AnswerComparison | None:
+    """The answer configs compared by hand grades (:class:`AnswerComparison`); None when the
+    file has no comparison or it lists no config (fewer than two answered configs)."""
+    comp = detail.get("comparison") or {}
+    if not comp.get("configs"):
+        return None
+    rows = []
+    for name, e in comp["configs"].items():
+        if e.get("status") != "ok":
+            rows.append(AnswerComparisonRow(name, None, e.get("status"), e.get("reason")))
+            continue
+        d = e["difference"]
+        rows.append(AnswerComparisonRow(name, AnswerDifference(
+            n=e["n"], baseline_accuracy=e["baseline_accuracy"], accuracy=e["accuracy"], delta=d["estimate"],
+            ci_low=d["low"], ci_high=d["high"], method=d.get("method"), fixed=e["fixed"], broken=e["broken"],
+            fixed_ids=tuple(e["fixed_ids"]), broken_ids=tuple(e["broken_ids"]), p_mcnemar=e["p_mcnemar"]),
+            e.get("status"), e.get("reason")))
+    return AnswerComparison(baseline=comp["baseline"], rows=tuple(rows))
+
+
+# --------------------------------------------------------------------------- sweep.json
+
+
+SWEEP_RANKING_FIELDS = ("letter", "value", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "beats",
+                        "in_tie_set", "p95_ms", "pareto")
+"""The fields of a candidate's ``ranking`` entry that a reader of the summary shows."""
+
+
+@dataclass(frozen=True)
+class SweepView:
+    """The sweep summary's headline and its ranking: ``rows`` are ``{"candidate": name, FIELD:
+    value}`` for :data:`SWEEP_RANKING_FIELDS` (None where missing), best rank first, then by
+    name (a candidate without an integer rank last)."""
+
+    rows: tuple[dict[str, Any], ...]
+    measure: Any
+    baseline: Any
+    chosen_on: Any
+    questions: Any
+    winner: Any
+    tie_set_size: Any
+
+
+def sweep_view(sweep: Json | None) -> SweepView | None:
+    """:class:`SweepView` of ``sweep.json``'s content; None without a summary or a ``ranking``."""
+    if not sweep or not isinstance(sweep.get("ranking"), Mapping):
+        return None
+    rows = [{"candidate": name, **{k: r.get(k) for k in SWEEP_RANKING_FIELDS}} for name, r in sweep["ranking"].items()]
+    rows.sort(key=lambda r: (r["rank"] if isinstance(r["rank"], int) else 10**9, r["candidate"]))
+    return SweepView(rows=tuple(rows), measure=sweep.get("measure"), baseline=sweep.get("baseline"),
+                     chosen_on=sweep.get("chosen_on"), questions=sweep.get("questions"),
+                     winner=(sweep.get("winner") or {}).get("name"), tie_set_size=sweep.get("tie_set_size"))
+
+
+# --------------------------------------------------------------------------- latency files
+
+
+def latency_in(text: str, step: str, percentile: str) -> float | None:
+    """``STEP.PERCENTILE`` (milliseconds) of a latency file's text; None when the value is missing
+    or the text unreadable: latency files are leaf records of timing, never inputs (also
+    ``rag-ablation sweep-report``'s reader, on any side's copy of the file)."""
+    try:
+        value = json.loads(text).get(step, {}).get(percentile)
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def latency_value(folder: Path, name: str, step: str, percentile: str) -> float | None:
+    """``latency_in`` of ``folder/NAME.json``; None when the file is missing or not UTF-8."""
+    path = folder / f"{name}.json"
+    try:
+        return latency_in(path.read_text(encoding="utf-8"), step, percentile) if path.is_file() else None
+    except UnicodeDecodeError:
+        return None

@@ -1,0 +1,136 @@
+"""The views of the metrics files (rag_ablation.evaluation.report.metrics_view) on tiny hand-built
+dicts shaped like metrics/stats.json, metrics/judge_detail.json, metrics/sweep.json and the
+latency files."""
+from __future__ import annotations
+
+import pytest
+
+from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.evaluation.report import metrics_view as mv
+from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
+
+CHANGE = {"delta": 0.1, "ci_low": 0.02, "ci_high": 0.2, "p_holm": 0.01, "fixed": 3, "broken": 0, "n": 30}
+STATS = {
+    "dense": {"available": 1, "n": 30, "answers": {"available": 1, ANSWER_PROXY: {"value": 0.5, "n": 20}}},
+    "hybrid": {"available": 1, "n": 30, "vs_baseline": {"hit_at_5": CHANGE}},
+    "bm25": {"available": 0},
+    "rerank": {"available": 1, "n": 30},  # available, no comparison block
+    "noisy": {"available": 1, "vs_baseline": {"hit_at_5": {**CHANGE, "p_holm": 0.2}}, "answers": {"available": 0}},
+}
+
+
+def test_available_reads_a_missing_config_or_flag_as_unavailable():
+    assert [mv.available(STATS, c) for c in ("dense", "bm25", "missing")] == [True, False, False]
+    assert mv.config_metrics(STATS, "missing") == {}
+
+
+def test_baseline_comparisons_follow_the_given_order_and_skip_what_cannot_be_compared():
+    configs = ["noisy", "dense", "bm25", "rerank", "hybrid", "missing"]
+    got = mv.baseline_comparisons(STATS, configs, "dense")
+    assert [name for name, _ in got] == ["noisy", "hybrid"]
+    assert got[1][1] is STATS["hybrid"]["vs_baseline"]
+    assert mv.baseline_comparisons(STATS, configs, "hybrid")[0][0] == "noisy"
+
+
+def test_change_of_and_its_verdict():
+    vs = mv.vs_baseline(STATS, "hybrid")
+    assert mv.change_of(vs, "hit_at_5") is CHANGE
+    assert mv.change_of(vs, "rr_at_10") is None and mv.change_of(None, "hit_at_5") is None
+    assert mv.vs_baseline(STATS, "dense") is None
+    assert mv.change_verdict(CHANGE) == "real gain"
+    assert mv.change_verdict(STATS["noisy"]["vs_baseline"]["hit_at_5"]) == "within the noise"  # 0.2 >= 0.05
+    assert mv.change_verdict({"delta": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p_holm": 1.0}) == "no change"
+    assert mv.change_verdict({**CHANGE, "delta": -0.1, "ci_low": -0.2, "ci_high": -0.02}) == "real loss"
+
+
+def test_answer_proxy_needs_an_available_answers_block():
+    assert mv.answer_proxy(STATS, "dense") == {"value": 0.5, "n": 20}
+    assert [mv.answer_proxy(STATS, c) for c in ("noisy", "hybrid", "missing")] == [None, None, None]
+
+
+HAND = {"estimate": 0.5, "low": 0.3, "high": 0.7, "n": 10}
+DETAIL = {
+    "configs": {"dense": {"status": "ok", "accuracy": {"hand": HAND},
+                          "failures": {"hand": {"n": 10, "unknown": {"count": 1, "share": 0.1, "ids": ["q1"]}}}},
+                "hybrid": {"status": "skipped", "reason": "no answers"}},
+    "calibration": {"llm": {"confusion": {"tp": 1}}, "contains": {"reason": "no hand grades"}},
+    "canaries": {"llm": {"empty": {"accepted": 0.0, "n": 4}}, "contains": {"status": "skipped", "reason": "off"},
+                 "token_f1": None},
+    "bias": {"length": {"pairs": 3, "consistent": 2}},
+}
+
+
+def test_judged_configs_and_why_not():
+    assert [mv.is_judged(DETAIL, c) for c in ("dense", "hybrid", "missing")] == [True, False, False]
+    assert mv.not_judged_reason(DETAIL, "hybrid") == "no answers" and mv.not_judged_reason(DETAIL, "missing") is None
+    assert mv.hand_accuracy(DETAIL, "dense") is HAND and mv.hand_accuracy(DETAIL, "hybrid") is None
+    assert mv.failure_table(DETAIL, "dense", "hand")["unknown"]["ids"] == ["q1"]
+    assert mv.failure_table(DETAIL, "dense", "judge") == {} and mv.failure_table({}, "dense", "hand") == {}
+
+
+def test_calibration_canaries_and_length_bias():
+    assert mv.is_calibrated(mv.calibration(DETAIL, "llm")) and not mv.is_calibrated(mv.calibration(DETAIL, "contains"))
+    assert mv.calibration(DETAIL, "missing") == {}
+    assert mv.canary_results(DETAIL, "llm") == {"empty": {"accepted": 0.0, "n": 4}}
+    assert [mv.canary_results(DETAIL, j) for j in ("contains", "token_f1", "missing")] == [None, None, None]
+    assert [mv.canaries_not_run_reason(DETAIL, j) for j in ("contains", "token_f1")] == ["off", "not run"]
+    assert mv.length_bias_ran(mv.length_bias(DETAIL)) and not mv.length_bias_ran(mv.length_bias({}))
+
+
+def comparison(method="percentile"):
+    ok = {"status": "ok", "n": 8, "baseline_accuracy": 0.25, "accuracy": 0.5, "fixed": 3, "broken": 1,
+          "fixed_ids": ["a", "b", "c"], "broken_ids": ["d"], "p_mcnemar": 0.625,
+          "difference": {"estimate": 0.25, "low": -0.125, "high": 0.5, "method": method}}
+    return {"comparison": {"baseline": "dense", "configs": {"hybrid": ok, "bm25": {"status": "skipped"}}}}
+
+
+def test_answer_comparison_keeps_file_order_and_the_reason_of_an_uncompared_config():
+    comp = mv.answer_comparison(comparison())
+    assert comp is not None and comp.baseline == "dense" and [r.config for r in comp.rows] == ["hybrid", "bm25"]
+    hybrid, bm25 = comp.rows
+    d = hybrid.difference
+    assert (d.n, d.delta, d.ci_low, d.ci_high, d.fixed, d.broken) == (8, 0.5 - 0.25, -0.125, 0.5, 3, 1)
+    assert d.fixed_ids == ("a", "b", "c") and d.broken_ids == ("d",) and not comp.clustered
+    assert bm25.difference is None and (bm25.status, bm25.reason) == ("skipped", None)
+    assert mv.answer_comparison(comparison("cluster-percentile")).clustered
+
+
+def test_no_answer_comparison_without_configs():
+    assert mv.answer_comparison({}) is None
+    assert mv.answer_comparison({"comparison": {"baseline": "dense", "configs": {}}}) is None
+
+
+def test_sweep_view_ranks_best_first_then_by_name():
+    sweep = {"measure": "hit_at_5", "winner": {"name": "b@w"}, "tie_set_size": 2,
+             "ranking": {"c@w": {"rank": 2}, "b@w": {"rank": 1, "letter": "a"}, "a@w": {"rank": 2}, "z@w": {}}}
+    view = mv.sweep_view(sweep)
+    assert view is not None and [r["candidate"] for r in view.rows] == ["b@w", "a@w", "c@w", "z@w"]
+    assert set(view.rows[0]) == {"candidate", *mv.SWEEP_RANKING_FIELDS} and view.rows[0]["letter"] == "a"
+    assert view.rows[3]["rank"] is None  # no integer rank: last
+    assert (view.measure, view.winner, view.tie_set_size, view.baseline) == ("hit_at_5", "b@w", 2, None)
+    assert mv.sweep_view(None) is None and mv.sweep_view({"ranking": []}) is None
+
+
+def test_latency_files(tmp_path):
+    assert mv.latency_in('{"total": {"p95_ms": 12}}', "total", "p95_ms") == 12.0
+    assert [mv.latency_in(t, "total", "p95_ms") for t in ("{bad", "[]", '{"total": {"p95_ms": true}}')] == [None] * 3
+    (tmp_path / "dense.json").write_text('{"total": {"p95_ms": 1.5}}', encoding="utf-8")
+    (tmp_path / "bm25.json").write_bytes(b"\xff")
+    assert mv.latency_value(tmp_path, "dense", "total", "p95_ms") == 1.5
+    assert mv.latency_value(tmp_path, "bm25", "total", "p95_ms") is None  # not UTF-8
+    assert mv.latency_value(tmp_path, "hyde", "total", "p95_ms") is None  # no file
+
+
+def test_read_stage_json(tmp_path):
+    good, bad, listed = tmp_path / "good.json", tmp_path / "bad.json", tmp_path / "list.json"
+    good.write_text('{"a": 1}', encoding="utf-8")
+    bad.write_text("{\n oops", encoding="utf-8")
+    listed.write_text("[1]", encoding="utf-8")
+    assert mv.read_stage_json(good, "stats") == {"a": 1}
+    assert mv.read_stage_json(tmp_path / "none.json", "sweep-report", optional=True) is None
+    with pytest.raises(MissingInput, match="run `dvc repro stats`"):
+        mv.read_stage_json(tmp_path / "none.json", "stats")
+    with pytest.raises(InvalidData, match=r"is not valid JSON \(line 2\): regenerate it with `dvc repro stats`"):
+        mv.read_stage_json(bad, "stats")
+    with pytest.raises(InvalidData, match="must hold a JSON object"):
+        mv.read_stage_json(listed, "stats")
