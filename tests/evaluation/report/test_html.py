@@ -462,3 +462,9 @@ def test_a_bad_input_is_one_message_and_no_page(tmp_path, target, content, messa
     assert res.returncode == 2
     assert message in res.stderr and "Traceback" not in res.stderr
     assert not (d / "metrics/report.html").exists()
+
+
+def test_every_verdict_has_a_colour():
+    from rag_ablation.evaluation.statistics.comparison import VERDICTS
+
+    assert set(html.VERDICT_COLOURS) == set(VERDICTS)
