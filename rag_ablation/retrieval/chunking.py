@@ -27,7 +27,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 from rag_ablation.data.chunks import Chunk
 from rag_ablation.core.config import ChunkingConfig
@@ -354,31 +357,25 @@ def chunk_document(
     return chunks
 
 
-def chunk_corpus(
-    documents: Iterable[tuple[str, str, str]],
-    *,
-    method: str,
-    size: int,
-    overlap: int = 0,
-    overlap_sentences: int = 0,
-    heading_line_on: bool = False,
-    table_headers: bool = False,
-) -> list[Chunk]:
-    """Chunk every (doc, track, text) with the same options (``chunk_document``'s); ids stay
-    unique across docs."""
+def chunk_corpus(documents: Iterable[tuple[str, str, str]], **options: Unpack[ChunkOptions]) -> list[Chunk]:
+    """Chunk every (doc, track, text) with the same options (``chunk_document``'s keyword
+    arguments, typed by :class:`ChunkOptions`); ids stay unique across docs."""
     out: list[Chunk] = []
     for doc, track, text in documents:
-        out.extend(chunk_document(text, doc=doc, track=track, method=method, size=size, overlap=overlap,
-                                  overlap_sentences=overlap_sentences, heading_line_on=heading_line_on,
-                                  table_headers=table_headers))
+        out.extend(chunk_document(text, doc=doc, track=track, **options))
     return out
 
 
-class ChunkOptions(TypedDict):
-    """The keyword arguments of ``chunk_document`` and ``chunk_corpus`` for one chunking."""
-
+class _RequiredChunkOptions(TypedDict):
     method: str
     size: int
+
+
+class ChunkOptions(_RequiredChunkOptions, total=False):
+    """The keyword arguments of ``chunk_document`` and ``chunk_corpus`` for one chunking:
+    ``method`` and ``size`` always, the others where they differ from ``chunk_document``'s
+    defaults."""
+
     overlap: int
     overlap_sentences: int
     heading_line_on: bool

@@ -50,24 +50,27 @@ PACKAGES = (
 """In load order: vega-lite needs vega, vega-embed needs both (browser globals)."""
 
 
-def _mismatch(data: bytes, sha256: str) -> str | None:
-    """None when the SHA-256 of ``data`` is ``sha256`` (hex), else the message's middle part."""
+def _read_pinned(path: Path, sha256: str, *, missing: str, wrong: str) -> str:
+    """The UTF-8 text of ``path`` when its SHA-256 is ``sha256`` (hex). A missing file raises
+    MissingInput(``missing``); another digest raises InvalidData(``wrong``), where ``{found}``
+    is replaced by the digests' short forms ("has SHA-256 ..., not the pinned ...")."""
+    if not path.is_file():
+        raise MissingInput(missing)
+    data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    return None if digest == sha256 else f"has SHA-256 {digest[:12]}..., not the pinned {sha256[:12]}..."
+    if digest != sha256:
+        raise InvalidData(wrong.replace("{found}", f"has SHA-256 {digest[:12]}..., not the pinned {sha256[:12]}..."))
+    return data.decode("utf-8")
 
 
 def read_asset(package: Package, folder: Path = ASSETS) -> str:
     """The vendored build of ``package`` as text. A missing file, or one whose SHA-256 is not
     the pinned one (edited, truncated, another version), raises one UserError."""
     path = folder / package.file
-    if not path.is_file():
-        raise MissingInput(f"no vendored chart library {path}: restore it from git (`git checkout -- {path}`)")
-    data = path.read_bytes()
-    wrong = _mismatch(data, package.sha256)
-    if wrong:
-        raise InvalidData(f"vendored {path.name} {wrong} of {package.spec}: restore it from git, or update PACKAGES "
-                          "after vendoring a new version")
-    return data.decode("utf-8")
+    return _read_pinned(path, package.sha256,
+                        missing=f"no vendored chart library {path}: restore it from git (`git checkout -- {path}`)",
+                        wrong=f"vendored {path.name} {{found}} of {package.spec}: restore it from git, or update "
+                              "PACKAGES after vendoring a new version")
 
 
 def read_assets(packages: tuple[Package, ...] = PACKAGES, folder: Path = ASSETS) -> dict[str, str]:
@@ -100,15 +103,10 @@ def read_page_file(part: PageFile, folder: Path = ASSETS) -> str:
     one UserError saying how to restore it or pin the edit."""
     path = folder / part.file
     restore = f"restore it from git (`git checkout -- {path}`)"
-    if not path.is_file():
-        raise MissingInput(f"no report page file {path}: {restore}")
-    data = path.read_bytes()
-    wrong = _mismatch(data, part.sha256)
-    if wrong:
-        raise InvalidData(f"report page file {path.name} {wrong}: {restore}, or, if it was edited on purpose, pin "
-                          f"its new SHA-256 (`sha256sum {path}`) in PAGE_FILES of "
-                          "rag_ablation/evaluation/report/html_assets.py")
-    return data.decode("utf-8")
+    return _read_pinned(path, part.sha256, missing=f"no report page file {path}: {restore}",
+                        wrong=f"report page file {path.name} {{found}}: {restore}, or, if it was edited on purpose, "
+                              f"pin its new SHA-256 (`sha256sum {path}`) in PAGE_FILES of "
+                              "rag_ablation/evaluation/report/html_assets.py")
 
 
 def read_page_files(files: Mapping[str, PageFile] = PAGE_FILES, folder: Path = ASSETS) -> dict[str, str]:
