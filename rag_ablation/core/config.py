@@ -964,7 +964,9 @@ class WorkbenchConfig:
     reports) is above this share is warned about (it favours BM25). Audit mode shows, for each
     question a config missed at ``audit_k``, its top ``audit_k`` passages. Label-queries mode
     pools the top ``pool_depth`` passages of each of ``pool_configs`` (retrieval configs
-    searching with the question as written; empty: the mode asks for them)."""
+    searching with the question as written; empty: the mode asks for them). ``max_body_bytes``:
+    the largest request body the web server accepts (a larger one is refused with 413 before it
+    is read whole; a queries file loaded on the page is one request)."""
 
     seed: int = 8
     per_track: int = 15
@@ -972,6 +974,7 @@ class WorkbenchConfig:
     audit_k: int = 5
     pool_depth: int = 10
     pool_configs: tuple[str, ...] = ()
+    max_body_bytes: int = 1_000_000
 
     def pool_problems(self, retrieval: Mapping[str, RetrievalConfig]) -> str | None:
         """Why ``pool_configs`` cannot be pooled against ``retrieval`` (one message), or None."""
@@ -1000,7 +1003,8 @@ class WorkbenchConfig:
 
         return cls(**read_block(spec, "workbench", {
             "seed": integer, "per_track": positive_int, "overlap_warn": unit_number, "audit_k": positive_int,
-            "pool_depth": positive_int, "pool_configs": pool}, defaults=field_defaults(cls)))
+            "pool_depth": positive_int, "pool_configs": pool, "max_body_bytes": positive_int},
+            defaults=field_defaults(cls)))
 
 
 @dataclass(frozen=True)

@@ -309,6 +309,41 @@ def test_drafts_mode_shows_the_draft_takes_a_verdict_and_a_mouse_fixed_span(serv
     assert page.dialogs == []  # type: ignore[attr-defined]
 
 
+CROSS_SITE = """<!doctype html><body>
+<img id="img" src="BASE/api/drafts/next">
+<script src="BASE/api/write/next"></script>
+<form id="form" method="post" action="BASE/api/write/skip" enctype="text/plain">
+<input name='{"passage": 0, "reason": "skip", "x": "' value='"}'></form>
+</body>"""
+"""Another site's page: an image, a script and a form aimed at the workbench's API."""
+
+
+def test_another_sites_page_cannot_make_the_workbench_draft_sample_or_write(served, page, tmp_path):
+    base, bench = served
+    page.set_content(CROSS_SITE.replace("BASE", base))
+    results = page.evaluate("""async (base) => {
+        const img = document.getElementById("img");
+        await new Promise((done) => { if (img.complete) done(); img.onload = done; img.onerror = done; });
+        const out = {img: img.naturalWidth};
+        for (const [name, opts] of [
+            ["no-cors", {method: "POST", mode: "no-cors", body: "{}", headers: {"X-Workbench": "1"}}],
+            ["cors", {method: "POST", body: "{}", headers: {"X-Workbench": "1", "Content-Type": "application/json"}}],
+            ["get", {headers: {"X-Workbench": "1"}}]]) {
+            try { const r = await fetch(base + "/api/drafts/next", opts); out[name] = r.type + " " + r.status; }
+            catch (e) { out[name] = "refused"; }
+        }
+        return out;
+    }""", base)
+    assert results["img"] == 0 and results["cors"] == "refused" and results["get"] == "refused", results
+    with page.expect_navigation():
+        page.evaluate("document.getElementById('form').submit()")
+    assert "refused:" in (page.text_content("body") or "")
+    assert not (tmp_path / "cache/prompts.sqlite").exists(), "the model was never asked"
+    assert not bench.project.log.exists() and not bench.project.drafts.exists(), "nothing was written"
+    page.goto(base + "/")  # the page itself still works
+    page.wait_for_function("() => document.querySelector('#w-passage').textContent.length > 100")
+
+
 def start_command(cwd: Path) -> tuple[subprocess.Popen, str]:
     """`rag-ablation label` run in ``cwd`` as a user runs it; (process, the URL it printed)."""
     proc = subprocess.Popen([sys.executable, "-m", "rag_ablation.commands.main", "label"], cwd=cwd,

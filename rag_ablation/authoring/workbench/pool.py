@@ -31,8 +31,8 @@ from rag_ablation.data.questions import UNANSWERABLE
 from rag_ablation.data.text import normalize
 
 from rag_ablation.authoring.workbench.checks import Verdict
-from rag_ablation.authoring.workbench.session import (SLICES, Refused, Workbench, WorkbenchError, index_field,
-                                                      locate, next_id, text_field)
+from rag_ablation.authoring.workbench.session import (MAX_TEXT_CHARS, SLICES, Refused, Workbench, WorkbenchError,
+                                                      index_field, locate, next_id, text_field)
 
 QUERY_TRACK = "queries"
 """The track of an unanswerable question from a real query (it has no document to name one)."""
@@ -54,7 +54,8 @@ class Candidate:
 def parse_queries(text: str) -> list[str]:
     """The queries of a plain-text or JSON-lines file's ``text`` (module docstring), whitespace
     normalized, blank lines and repeats left out, in file order. A line that parses as a JSON
-    object without a query field is refused, naming its number."""
+    object without a query field, or a query longer than ``MAX_TEXT_CHARS``, is refused, naming
+    its number."""
     out: list[str] = []
     for n, line in enumerate(text.split("\n"), start=1):
         line = line.strip()
@@ -73,6 +74,9 @@ def parse_queries(text: str) -> list[str]:
                                          f"{', '.join(QUERY_FIELDS)} field holding the query text")
                 query = found[0]
         query = normalize(query)
+        if len(query) > MAX_TEXT_CHARS:
+            raise WorkbenchError(f"queries line {n}: a query of {len(query)} characters; expected at most "
+                                 f"{MAX_TEXT_CHARS} (one query a line)")
         if query not in out:
             out.append(query)
     if not out:

@@ -26,7 +26,6 @@ file (``Workbench.problems``), so the two sets never mix.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from rag_ablation.evaluation.scoring.scores import read_scores
 
 from rag_ablation.authoring.workbench.checks import (CorpusView, Verdict, audit_problems, question_problems,
                                                      span_facts)
-from rag_ablation.authoring.workbench.store import SessionLog, append_record, log_path
+from rag_ablation.authoring.workbench.store import SessionLog, append_record, log_path, remove_stale_temps
 
 DRAFT_PROMPTS = Path(__file__).resolve().parent / "prompts"
 """Where drafts mode's template lives: beside this package, not in the pipeline's ``prompts/``,
@@ -57,6 +56,9 @@ GENERATED = "generated"
 """The slice of model-drafted questions (drafts mode), never offered for a hand-written one."""
 GENERATED_FILE = "generated.jsonl"
 """The drafts' own question file, beside the hand-written one unless ``--generated`` names another."""
+MAX_TEXT_CHARS = 20_000
+"""The longest text a request's field may hold (a question, span, answer, note, id, query...):
+far above any real one; the web layer refuses a longer one (``app.FIELDS``) with 422."""
 SKIP_REASONS = {"skip": "skipped", "code_table": "mostly code or table"}
 """Why a passage was passed over (the chapter's two buttons): reason -> what the page says."""
 
@@ -95,6 +97,11 @@ class Project:
         """The file of model-drafted questions (slice ``generated``): ``generated`` when given,
         else ``generated.jsonl`` beside the hand-written question file."""
         return self.generated if self.generated is not None else self.questions.with_name(GENERATED_FILE)
+
+    @property
+    def written(self) -> tuple[Path, ...]:
+        """Every file the workbench writes: the question, audit and drafts' files and their logs."""
+        return (self.questions, self.log, self.audit, self.drafts, log_path(self.drafts))
 
 
 def text_field(payload: Mapping[str, Any], key: str) -> str:
@@ -146,11 +153,14 @@ def corpus_digest(documents: Sequence[Document]) -> str:
 
 class Workbench:
     """The corpus, the question file and the params of one session (module docstring). Each
-    question and accepted audit line is logged with ``corpus_digest``."""
+    question and accepted audit line is logged with ``corpus_digest``. Starting removes the
+    temporary files a killed save left beside the files it writes (``store.remove_stale_temps``;
+    ``removed_temps`` lists them)."""
 
     def __init__(self, project: Project, params: Params) -> None:
         self.project = project
         self.params = params
+        self.removed_temps = [tmp for path in dict.fromkeys(project.written) for tmp in remove_stale_temps(path)]
         documents = load_corpus(project.corpus)
         self.view = CorpusView.build(documents, params)
         self.corpus_digest = corpus_digest(documents)

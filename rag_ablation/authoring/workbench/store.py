@@ -7,6 +7,13 @@ fsynced, renamed over the target, and the folder is fsynced. A crash or a kill a
 leaves either the old file or the new one, never a half line, so a rerun resumes from whatever
 was saved. One lock per process serializes writers (the workbench serves one user).
 
+A save killed between creating its temporary file and the rename leaves that file behind:
+``.<name>.<random>.tmp`` beside the target (``TEMP_GLOB``, the pattern of
+``rag_ablation.core.io.write_text``). Its name starts with a dot and ends with ``.tmp``, so no
+``*.jsonl`` reader takes it for data; ``remove_stale_temps`` deletes those of a file when the
+workbench starts (``session.Workbench``), leaving one younger than ``STALE_SECONDS`` (the save
+of another process still running).
+
 The session log (``SessionLog``) is a JSON-lines file beside the question file that records what
 the pipeline's files cannot hold: skipped passages, rejected audit passages, each label's pool
 (depth and configs), the queries loaded. Its suffix is not ``.jsonl``, so nothing reading
@@ -14,9 +21,11 @@ the pipeline's files cannot hold: skipped passages, rejected audit passages, eac
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +33,11 @@ from typing import Any
 from rag_ablation.core.io import numbered_json_lines, write_text
 
 _LOCK = threading.Lock()
+
+TEMP_GLOB = ".{name}.*.tmp"
+"""The temporary files of an atomic write of file ``name``, beside it (``core.io.write_text``)."""
+STALE_SECONDS = 60.0
+"""A temporary file older than this is a killed save's leftover (a save takes milliseconds)."""
 
 LOG_SUFFIX = ".workbench-log"
 """The session log of question file ``X.jsonl`` is ``X.workbench-log`` in the same folder."""
@@ -58,6 +72,30 @@ def append_record(path: Path, record: Mapping[str, Any]) -> None:
         old = path.read_text(encoding="utf-8") if path.is_file() else ""
         write_text(path, appended_text(old, json_line(record)))
         _fsync_dir(path.parent)
+
+
+def temp_files(path: Path) -> list[Path]:
+    """The temporary files of atomic writes of ``path`` lying beside it (``TEMP_GLOB``)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return []
+    pattern = TEMP_GLOB.format(name=glob.escape(path.name))
+    return sorted(p for p in path.parent.glob(pattern) if p.is_file() and not p.is_symlink())
+
+
+def remove_stale_temps(path: Path, *, older_than: float = STALE_SECONDS) -> list[Path]:
+    """Delete the temporary files of ``path`` (``temp_files``) not modified for ``older_than``
+    seconds: what a killed save left. Returns those deleted."""
+    removed = []
+    now = time.time()
+    for tmp in temp_files(path):
+        try:
+            if now - tmp.stat().st_mtime >= older_than:
+                tmp.unlink()
+                removed.append(tmp)
+        except FileNotFoundError:  # another process renamed or removed it meanwhile
+            continue
+    return removed
 
 
 def log_path(questions: Path) -> Path:

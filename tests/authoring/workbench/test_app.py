@@ -1,4 +1,4 @@
-"""app: the Host/Origin checks, the JSON API, and a killed server losing nothing."""
+"""app: the Host/Origin/header checks, the JSON API (every endpoint a POST), and a killed server losing nothing."""
 from __future__ import annotations
 
 import json
@@ -13,17 +13,27 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from rag_ablation.authoring.workbench.app import create_app, own_hosts
+from rag_ablation.authoring.workbench.app import INTERNAL, MAX_DEPTH, create_app, nesting, own_hosts
+from rag_ablation.authoring.workbench.session import MAX_TEXT_CHARS, Workbench
 from rag_ablation.data.corpus import load_corpus
 from rag_ablation.data.questions import check_spans, load_questions
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
+PAGE = {"Origin": BASE, "X-Workbench": "1"}
+"""The headers the page's fetch sends with every API request."""
+
+
+@pytest.fixture
+def bare(bench):
+    """A client sending no header of its own (what another site's page can make a browser send)."""
+    return TestClient(create_app(bench, hosts=own_hosts(PORT)), base_url=BASE)
 
 
 @pytest.fixture
 def client(bench):
-    return TestClient(create_app(bench, hosts=own_hosts(PORT)), base_url=BASE)
+    """A client sending the page's headers."""
+    return TestClient(create_app(bench, hosts=own_hosts(PORT)), base_url=BASE, headers=PAGE)
 
 
 def test_the_page_and_its_assets_are_served_with_a_strict_policy(client):
@@ -37,42 +47,141 @@ def test_the_page_and_its_assets_are_served_with_a_strict_policy(client):
 
 @pytest.mark.bad_input
 def test_a_foreign_host_or_origin_is_refused_with_a_message(client):
-    r = client.get("/api/write/next", headers={"Host": "evil.example:8765"})
+    r = client.post("/api/write/next", json={}, headers={"Host": "evil.example:8765"})
     assert r.status_code == 403
     assert r.json()["problems"] == [
         f"refused: Host 'evil.example:8765' is not this workbench's address (127.0.0.1:{PORT}, localhost:{PORT}); "
         f"open http://127.0.0.1:{PORT}/ in your own browser (requests from other sites are refused)"]
     r = client.post("/api/write/skip", json={"passage": 0, "reason": "skip"}, headers={"Origin": "http://evil.example"})
     assert r.status_code == 403 and "Origin 'http://evil.example' is not this workbench's address" in r.json()["problems"][0]
-    r = client.post("/api/write/skip", json={"passage": 0, "reason": "skip"})
+    r = client.post("/api/write/skip", json={"passage": 0, "reason": "skip"}, headers={"Origin": ""})
+    assert r.status_code == 403
+    assert client.post("/api/write/next", json={}, headers={"Host": f"localhost:{PORT}",
+                                                            "Origin": f"http://localhost:{PORT}"}).status_code == 200
+
+
+@pytest.mark.bad_input
+def test_a_post_without_origin_or_an_api_request_without_the_header_is_refused(bare, bench):
+    r = bare.post("/api/write/skip", json={"passage": 0, "reason": "skip"}, headers={"X-Workbench": "1"})
     assert r.status_code == 403 and "a request without an Origin header" in r.json()["problems"][0]
-    assert client.get("/api/write/next", headers={"Host": f"localhost:{PORT}"}).status_code == 200
+    for path in ("/api/write/next", "/api/drafts/next", "/api/audit/configs", "/api/queries/next"):
+        # what <img src=...> or <script src=...> of another site sends: a GET, no Origin, no header
+        r = bare.get(path)
+        assert r.status_code == 403, path
+        assert r.json()["problems"] == [
+            f"refused: an API request without the header X-Workbench: 1 (a page of another site cannot send it); "
+            f"open http://127.0.0.1:{PORT}/ in your own browser"]
+        r = bare.post(path, json={}, headers={"Origin": BASE})  # a form's POST cannot add the header either
+        assert r.status_code == 403 and "without the header X-Workbench: 1" in r.json()["problems"][0]
+    r = bare.post("/api/write/next", json={}, headers={"Origin": BASE, "Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 200, "a browser's own same-origin fetch is let through"
+    r = bare.post("/api/write/next", json={}, headers={"Origin": BASE, "Sec-Fetch-Site": "cross-site"})
+    assert r.status_code == 403
+    assert bare.get("/").status_code == 200, "the page itself needs no header"
+    assert not bench.project.log.exists()
+
+
+@pytest.mark.bad_input
+def test_no_get_does_work(client):
+    for path in ("/api/write/next", "/api/audit/configs", "/api/audit/next?config=dense", "/api/queries/next",
+                 "/api/drafts/next"):
+        r = client.get(path)
+        assert r.status_code == 405, path
+        assert r.json()["problems"][0].startswith("GET is not how this is asked (HTTP 405)")
+    r = client.post("/nope", json={})
+    assert r.status_code in (404, 405) and r.json()["problems"]
 
 
 @pytest.mark.bad_input
 def test_refusals_come_back_as_problems(client):
-    origin = {"Origin": BASE}
-    p = client.get("/api/write/next").json()["passage"]
-    r = client.post("/api/write/save", headers=origin, json={"passage": p["index"], "question": "", "span": "x" * 5,
-                                                              "answer": "a", "slice": "main", "id": "q-1"})
+    p = client.post("/api/write/next", json={}).json()["passage"]
+    r = client.post("/api/write/save", json={"passage": p["index"], "question": "", "span": "x" * 5,
+                                             "answer": "a", "slice": "main", "id": "q-1"})
     assert r.status_code == 422
     problems = r.json()["problems"]
     assert any("field 'question' must be a non-empty string" in m for m in problems)
     assert any("expected at least 20 (labels.min_span)" in m for m in problems)
-    r = client.post("/api/write/save", headers={**origin, "Content-Type": "application/json"}, content=b"{nope")
+    r = client.post("/api/write/save", headers={"Content-Type": "application/json"}, content=b"{nope")
     assert r.status_code == 400 and r.json()["problems"] == ["the request body is not JSON"]
-    assert client.get("/api/audit/next?config=nope").json()["problems"][0].startswith("unknown config with a run file")
+    assert client.post("/api/write/next", content=b"").status_code == 400
+    r = client.post("/api/write/next", json=[1])
+    assert r.status_code == 400 and r.json()["problems"] == ["expected a JSON object"]
+    assert client.post("/api/audit/next", json={"config": "nope"}).json()["problems"][0].startswith(
+        "unknown config with a run file")
+
+
+@pytest.mark.bad_input
+def test_each_field_is_checked_by_name_type_and_length(client, bench):
+    p = client.post("/api/write/next", json={}).json()["passage"]
+    form = {"passage": p["index"], "question": "What does the pier schedule say?", "span": p["text"][50:120],
+            "answer": "Every forty minutes.", "slice": "main", "id": "main-ferries-01"}
+    cases = {
+        "question": ("x" * (MAX_TEXT_CHARS + 1),
+                     f"field 'question' is {MAX_TEXT_CHARS + 1} characters long; expected at most {MAX_TEXT_CHARS}"),
+        "span": ("y" * 30_000, f"field 'span' is 30000 characters long; expected at most {MAX_TEXT_CHARS}"),
+        "answer": (["a"], "field 'answer' must be a string, found list"),
+        "passage": ("0", "field 'passage' must be an integer, found str"),
+        "span_start": ("3", "field 'span_start' must be an integer or null, found str"),
+    }
+    for name, (value, message) in cases.items():
+        for endpoint in ("check", "save"):
+            r = client.post(f"/api/write/{endpoint}", json={**form, name: value})
+            assert r.status_code == 422 and r.json()["problems"] == [message], (name, endpoint, r.text)
+    r = client.post("/api/write/save", json={**form, "extra": 1})
+    assert r.status_code == 422 and r.json()["problems"][0].startswith("unknown field 'extra'; expected passage,")
+    r = client.post("/api/write/save", json={k: v for k, v in form.items() if k != "answer"})
+    assert r.status_code == 422 and r.json()["problems"] == ["missing field 'answer'"]
+    r = client.post("/api/queries/save", json={"query": 0, "id": "x", "question": "q", "answer": "a", "slice": "main",
+                                               "unanswerable": False, "spans": [{"candidate": 0, "span": "z" * 20_001}]})
+    assert r.status_code == 422 and r.json()["problems"] == [
+        f"field 'spans[0].span' is 20001 characters long; expected at most {MAX_TEXT_CHARS}"]
+    r = client.post("/api/queries/load", json={"text": "q" * 20_001})
+    assert r.status_code == 422 and "queries line 1: a query of 20001 characters" in r.json()["problems"][0]
+    assert not bench.project.questions.exists() and not bench.project.log.exists()
+
+
+@pytest.mark.bad_input
+def test_deep_nesting_and_big_bodies_are_refused_before_parsing(client, bench):
+    deep = b'{"a": ' + b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1) + b"}"
+    r = client.post("/api/write/check", content=deep, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["problems"] == [
+        f"the request body nests arrays or objects deeper than {MAX_DEPTH} levels"]
+    assert nesting(b'{"a": "[[[[[[", "b": [[{"c": "\\\"]]]"}]]}') == 4, "brackets in strings do not count"
+    assert nesting(b"[" * 100_000) == MAX_DEPTH + 1, "counting stops past the limit"
+    limit = bench.params.workbench.max_body_bytes
+    assert limit == 1_000_000
+    r = client.post("/api/queries/load", json={"text": "q\n" * (limit // 2)})
+    assert r.status_code == 413 and r.json()["problems"] == [
+        f"the request body is larger than {limit} bytes (workbench.max_body_bytes in params.yaml)"]
+    r = client.post("/api/write/check", content=b"{}", headers={"Content-Length": "abc"})
+    assert r.status_code == 400
+
+
+def test_an_unexpected_error_answers_500_without_a_traceback(project, capsys):
+    proj, params = project
+    bench = Workbench(proj, params)
+    client = TestClient(create_app(bench, hosts=own_hosts(PORT)), base_url=BASE, headers=PAGE)
+
+    def broken():
+        raise RuntimeError("secret detail /home/someone/path")
+
+    bench.slices = broken  # type: ignore[method-assign]
+    r = client.post("/api/write/next", json={})
+    assert r.status_code == 500 and r.json() == {"ok": False, "problems": [INTERNAL]}
+    assert "secret" not in r.text and "Traceback" not in r.text
+    err = capsys.readouterr().err
+    assert "internal error answering POST /api/write/next" in err and "RuntimeError: secret detail" in err
 
 
 def test_save_through_the_api_writes_the_line(client, bench):
-    p = client.get("/api/write/next").json()["passage"]
+    p = client.post("/api/write/next", json={}).json()["passage"]
     span = p["text"][50:120].strip()
     body = {"passage": p["index"], "question": "What does the pier schedule say?", "span": span,
             "span_start": p["text"].find(span), "answer": "Every forty minutes.", "slice": "main",
             "id": p["suggested_ids"]["main"]}
-    check = client.post("/api/write/check", headers={"Origin": BASE}, json=body).json()
+    check = client.post("/api/write/check", json=body).json()
     assert check["ok"] and check["facts"]["n_docs"] == 1
-    saved = client.post("/api/write/save", headers={"Origin": BASE}, json=body).json()
+    saved = client.post("/api/write/save", json=body).json()
     assert json.loads(bench.project.questions.read_text(encoding="utf-8")) == saved
 
 
@@ -95,9 +204,10 @@ def start(cwd):
 
 
 def save_next(base, n):
-    p = httpx.get(base + "/api/write/next").json()["passage"]
+    page = {"Origin": base, "X-Workbench": "1"}
+    p = httpx.post(base + "/api/write/next", json={}, headers=page).json()["passage"]
     span = p["text"][20:90].strip()
-    r = httpx.post(base + "/api/write/save", headers={"Origin": base},
+    r = httpx.post(base + "/api/write/save", headers=page,
                    json={"passage": p["index"], "question": f"Question number {n} about this passage?", "span": span,
                          "answer": "An answer.", "slice": "main", "id": p["suggested_ids"]["main"]})
     assert r.status_code == 200, r.text
@@ -119,7 +229,7 @@ def test_killing_the_server_loses_nothing_and_a_restart_resumes(project, tmp_pat
     assert text.endswith("\n") and [json.loads(x) for x in text.splitlines()] == [first]
     proc, base = start(tmp_path)
     try:
-        nxt = httpx.get(base + "/api/write/next").json()
+        nxt = httpx.post(base + "/api/write/next", json={}, headers={"Origin": base, "X-Workbench": "1"}).json()
         assert nxt["done"] == 1, "the restart resumes after the saved passage"
         second = save_next(base, 2)
         proc.send_signal(signal.SIGINT)  # Ctrl-C

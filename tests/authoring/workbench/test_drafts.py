@@ -148,8 +148,9 @@ def test_without_an_llm_the_mode_says_so_in_one_message(project):
     with pytest.raises(WorkbenchError) as e:
         DraftMode(bench).next()
     assert str(e.value) == NO_LLM
-    client = TestClient(create_app(bench, hosts=own_hosts(8765)), base_url="http://127.0.0.1:8765")
-    r = client.get("/api/drafts/next")
+    client = TestClient(create_app(bench, hosts=own_hosts(8765)), base_url="http://127.0.0.1:8765",
+                        headers={"Origin": "http://127.0.0.1:8765", "X-Workbench": "1"})
+    r = client.post("/api/drafts/next", json={})
     assert r.status_code == 422 and r.json()["problems"] == [NO_LLM]
     assert "llm.backend is none" in NO_LLM and not proj.drafts.exists()
 

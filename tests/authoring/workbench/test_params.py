@@ -13,7 +13,8 @@ def test_defaults_and_the_shipped_block():
     del raw["workbench"]
     assert Params.from_params(raw).workbench == WorkbenchConfig()
     assert field_defaults(WorkbenchConfig) == {"seed": 8, "per_track": 15, "overlap_warn": 0.6, "audit_k": 5,
-                                               "pool_depth": 10, "pool_configs": ()}
+                                               "pool_depth": 10, "pool_configs": (),
+                                               "max_body_bytes": 1_000_000}
     shipped = Params.from_params({**params_raw(), "workbench": None})
     assert shipped.workbench.pool_configs == ()
 
@@ -25,6 +26,7 @@ def test_defaults_and_the_shipped_block():
     ({"overlap_warn": 1.5}, "workbench.overlap_warn: expected a number from 0 to 1 (inclusive), got 1.5"),
     ({"pool_depth": 0}, "workbench.pool_depth: expected a positive integer, got 0"),
     ({"depth": 3}, "workbench: unknown key(s) depth"),
+    ({"max_body_bytes": 0}, "workbench.max_body_bytes: expected a positive integer, got 0"),
 ])
 def test_bad_values_name_the_key(block, message):
     raw = params_raw()

@@ -9,9 +9,11 @@ function el(tag, text, cls) {
   return e;
 }
 
+// Every API request is a POST of a JSON object with the X-Workbench header, which the server
+// requires (a page of another site cannot send it without a CORS preflight the server refuses).
 async function api(path, body) {
-  const opts = body === undefined ? {} :
-    {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)};
+  const opts = {method: "POST", headers: {"Content-Type": "application/json", "X-Workbench": "1"},
+    body: JSON.stringify(body === undefined ? {} : body)};
   let r;
   try { r = await fetch(path, opts); } catch (e) {
     return {ok: false, data: {problems: ["the workbench does not answer: is `rag-ablation label` still running?"]}};
@@ -265,7 +267,7 @@ async function auditDecide(kind, body) {
 async function auditNext() {
   const config = $("a-config").value;
   if (!config) return;
-  const {ok, data} = await api("/api/audit/next?config=" + encodeURIComponent(config));
+  const {ok, data} = await api("/api/audit/next", {config: config});
   if (!ok) { show($("a-messages"), data.problems, "problem"); return; }
   $("a-progress").textContent = data.missed + " question(s) missed at " + data.k + "; " + data.open + " with passages to decide";
   const q = data.question;
