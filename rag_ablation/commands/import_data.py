@@ -12,11 +12,13 @@ Documents go to ``<--corpus>/<track>/``, questions to ``--questions`` (JSON line
 and existing outputs are replaced only with ``--overwrite``. ``--sample N [--seed S]`` writes a
 seeded sample of N of the questions left after the drops, stratified by article (SQuAD) or gold
 document (BEIR), with every document (all of them when N is at least the questions left); the
-report says how many were sampled out of how many. The report of what was read,
-written, dropped and adjusted (counts per reason, with example ids) is printed to stderr, and
-written as JSON to ``--report`` when given. Bad input is an ``error:`` message and exit status 2:
-one line for a missing file or an existing output, one line per problem for a malformed file,
-and the report for an import left with no question.
+report says how many were sampled out of how many. The report of what was read (and how:
+e.g. whether BEIR's qrels file had a header line), written, dropped and adjusted (counts per
+reason, with example ids; the drops of each kind of record, documents, queries, qrels rows or
+questions, counted apart) is printed to stderr, and written as JSON to ``--report`` when
+given. Bad input is an ``error:`` message and exit status 2: one line for a missing file or an
+existing output, one line per problem for a malformed file, and the report for an import left
+with no question.
 """
 from __future__ import annotations
 

@@ -1,8 +1,11 @@
 """Import a BEIR data set folder as a corpus track, a question file and a gold-documents file.
 
 Input (the BEIR layout): ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
-(``_id``, ``text``) and ``qrels/<split>.tsv`` (tab-separated, header ``query-id corpus-id
-score``).
+(``_id``, ``text``) and ``qrels/<split>.tsv`` (tab-separated ``query-id corpus-id score``, the
+score an integer). The qrels header line is optional, as in BEIR's own loader (MS MARCO's
+qrels have none): a first line whose third field is an integer is read as data, one whose
+third field is not (``score``) is skipped as the header, and the report says which
+(``reading``).
 
 Protocol (``import_beir``):
 
@@ -33,13 +36,19 @@ Protocol (``import_beir``):
   first, the first one being the question's ``doc``), "exclude": [path, ...]}``; ``exclude``
   lists the document whose ``_id`` equals the query's (see below), else is empty.
 - Validation: a line that is not JSON, a record without ``_id``/``text``, or a malformed qrels
-  line raises ``InvalidData`` listing every problem, and nothing is written. Data problems are
-  counted in the ``ImportReport`` with example ids (``DROP_REASONS``): duplicate document or
-  query ids (the first is kept), empty documents and queries, qrels rows naming an unknown
-  query or document, rows with score <= 0 (BEIR's "not relevant"), repeated rows, and queries
-  left with no qrels in the split (normal: ``queries.jsonl`` holds every split's queries). The
-  qrels rows of a query dropped as a duplicate or empty go with it (not counted again). An
-  import left with no question at all raises ``NothingImported`` (usually the wrong split).
+  line (a first line neither a header nor a row, an empty qrels file) raises ``InvalidData``
+  listing every problem, and nothing is written. Data problems are counted in the
+  ``ImportReport`` with example ids (``DROP_REASONS``), each kind of record apart
+  (``DROP_KINDS``): documents (duplicate ids, the first kept; empty), queries (duplicate ids;
+  empty; no relevant document, i.e. no usable qrels row in the split, which is normal:
+  ``queries.jsonl`` holds every split's queries; gold document too short) and qrels rows
+  (naming an unknown query or document, score <= 0 (BEIR's "not relevant"), repeated, judging
+  a query against its own id, or belonging to a query dropped as empty, which goes with its
+  query but is counted as a row). So the documents read are those written plus those
+  dropped, the queries read the questions written plus the queries dropped (without a
+  sample), and the qrels rows read the gold file's rows plus the rows dropped (without a
+  sample or a ``span_too_short`` drop, whose rows leave with their question). An import
+  left with no question at all raises ``NothingImported`` (usually the wrong split).
 - Identical ids (BEIR's ``ignore_identical_ids``): in data sets such as ArguAna and Quora a
   query is also a corpus entry with the same ``_id`` and would retrieve itself. BEIR's
   evaluation removes that document from the query's results. The question format cannot
@@ -55,7 +64,10 @@ Protocol (``import_beir``):
   the gold file holds the sampled questions' rows. N at least the questions left writes them all
   (the report says so). The corpus stays whole: the unjudged documents are the distractors BEIR
   measures retrieval against, and a sample's results then estimate the whole split's.
-- Outputs are atomic (``rag_ablation.datasets.imports.write_import``).
+- Id map: every document's own ``_id`` is kept in ``<questions stem>.doc_ids.json`` beside the
+  questions (``DOC_IDS_SUFFIX``; project document path -> ``_id``), so ``rag-ablation
+  export-trec`` writes BEIR's ids, not the mangled file names.
+- Outputs are atomic (``rag_ablation.datasets.imports.write_import``), the id map with them.
 """
 from __future__ import annotations
 
@@ -84,6 +96,10 @@ CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 QRELS_DIR = "qrels"
 QRELS_HEADER = ("query-id", "corpus-id", "score")
+DOC_IDS_SUFFIX = ".doc_ids.json"
+"""The id map beside the questions, ``<questions stem>.doc_ids.json`` (``questions.doc_ids.json``
+in ``data/imported/NAME/``): project document path -> the corpus entry's ``_id``, which
+``rag-ablation export-trec`` writes as the TREC docno."""
 NO_REFERENCE_ANSWER = "(no reference answer: BEIR judges documents, not answers)"
 
 DROP_REASONS = {
@@ -97,9 +113,19 @@ DROP_REASONS = {
     "qrels_duplicate_row": "qrels row repeating an earlier (query, document) pair (the first is kept)",
     "qrels_identical_ids": "qrels row judging a query against the document with its own id "
                            "(ignore_identical_ids; row ignored)",
-    "no_qrels": "query with no usable qrels row in this split (queries.jsonl holds every split's queries)",
+    "qrels_query_dropped": "qrels row of a query dropped as empty (the query is counted under queries; "
+                           "row ignored with it)",
+    "no_qrels": "query without a relevant document: no usable qrels row in this split (queries.jsonl holds "
+                "every split's queries)",
     "span_too_short": "gold document shorter than the question format's minimum span",
 }
+DROP_KINDS = {reason: ("documents" if reason.endswith("document_id") or reason == "empty_document"
+                       else "qrels rows" if reason.startswith("qrels_") else "queries")
+              for reason in DROP_REASONS}
+"""The kind of record (a key of the report's ``read``) each drop reason leaves out: the report
+counts dropped documents, queries and qrels rows apart."""
+QRELS_NO_HEADER = "{name} had no header line; its first line was read as data"
+QRELS_HEADER_SKIPPED = "{name} began with the header line {line!r}, skipped"
 NOTE_KEYS = {
     "identical_query_and_document_id": "id that is both a query and a corpus entry (the document is listed "
                                        "under the query's 'exclude' in the gold file)",
@@ -130,31 +156,60 @@ def _records(path: Path, required: tuple[str, ...]) -> tuple[list[tuple[int, dic
     return out, [f"{path.name} {p}" for p in problems]
 
 
-def _qrels(path: Path) -> tuple[list[tuple[int, str, str, int]], list[str]]:
-    rows: list[tuple[int, str, str, int]] = []
-    problems: list[str] = []
+QrelsRow = tuple[int, str, str, int]
+"""One qrels row: (line number, query id, corpus id, score)."""
+
+
+def _qrels_row(n: int, line: str) -> QrelsRow | str:
+    """Line ``n`` of a qrels file as a row, or the problem with it: three tab-separated fields
+    (each stripped of surrounding whitespace, ``\\r`` included), the third an integer."""
+    fields = line.split("\t")
+    if len(fields) != 3:
+        return f"line {n}: expected 3 tab-separated fields (query-id, corpus-id, score), found {len(fields)}"
+    qid, did, score = (f.strip() for f in fields)
+    try:
+        return n, qid, did, int(score)
+    except ValueError:
+        return f"line {n}: score {score!r} is not an integer"
+
+
+def _is_header(line: str) -> bool:
+    """Whether a qrels file's first line is a header: three tab-separated fields, the third
+    non-empty and not an integer (``query-id corpus-id score``, or other names: BEIR's loader
+    skips a header whatever its names)."""
+    fields = [f.strip() for f in line.split("\t")]
+    return len(fields) == 3 and bool(fields[2]) and not isinstance(_qrels_row(1, line), tuple)
+
+
+def _qrels(path: Path) -> tuple[list[QrelsRow], list[str], str]:
+    """(rows, problems, how the file was read: one sentence for the report) of a qrels file.
+
+    The header line is optional (MS MARCO's BEIR qrels have none): a first line that is a row
+    (``_qrels_row``) is read as data, one that is a header (``_is_header``) is skipped, and
+    anything else, or an empty file, is one problem. Blank lines are no rows."""
+    name = f"{QRELS_DIR}/{path.name}"
     lines = [line for _, line in numbered_lines(path, skip_blank=False)]  # split at "\n" only
-    if not lines or tuple(f.strip() for f in lines[0].split("\t")) != QRELS_HEADER:
-        found = lines[0] if lines else "an empty file"
-        problems.append(f"line 1: expected the header {chr(9).join(QRELS_HEADER)!r} (tab-separated), found "
-                        f"{found!r}; add the header line")
-        return rows, [f"qrels/{path.name} {p}" for p in problems]
-    for n, line in enumerate(lines[1:], start=2):
+    first = _qrels_row(1, lines[0]) if lines else "an empty file"
+    if isinstance(first, tuple):
+        reading, start = QRELS_NO_HEADER.format(name=name), 1
+    elif lines and _is_header(lines[0]):
+        reading, start = QRELS_HEADER_SKIPPED.format(name=name, line=lines[0].strip()), 2
+    else:
+        found = repr(lines[0]) if lines else "an empty file"
+        return [], [f"{name} line 1: expected the header {chr(9).join(QRELS_HEADER)!r} or a first row "
+                    f"(3 tab-separated fields: query-id, corpus-id, integer score), found {found}; fix the first "
+                    f"line (the header line is optional) or download the file again"], ""
+    rows: list[QrelsRow] = []
+    problems: list[str] = []
+    for n, line in enumerate(lines[start - 1:], start=start):
         if not line.strip():
             continue
-        fields = line.split("\t")
-        if len(fields) != 3:
-            problems.append(f"line {n}: expected 3 tab-separated fields (query-id, corpus-id, score), "
-                            f"found {len(fields)}")
-            continue
-        qid, did, score = (f.strip() for f in fields)
-        try:
-            value = int(score)
-        except ValueError:
-            problems.append(f"line {n}: score {score!r} is not an integer")
-            continue
-        rows.append((n, qid, did, value))
-    return rows, [f"qrels/{path.name} {p}" for p in problems]
+        row = _qrels_row(n, line)
+        if isinstance(row, str):
+            problems.append(f"{name} {row}")
+        else:
+            rows.append(row)
+    return rows, problems, reading
 
 
 def _document_text(title: str, text: str) -> str:
@@ -164,8 +219,10 @@ def _document_text(title: str, text: str) -> str:
 
 def read_beir(folder: Path | str, *, split: str = "test", track: str | None = None,
               ignore_identical_ids: bool = True, min_span: int = MIN_SPAN_CHARS, sample: int | None = None,
-              seed: int = SAMPLE_SEED) -> tuple[dict[str, str], list[Question], list[dict], ImportReport]:
-    """(document file name -> text, questions, gold rows, report) of a BEIR folder under the
+              seed: int = SAMPLE_SEED) -> tuple[dict[str, str], list[Question], list[dict], ImportReport,
+                                                dict[str, str]]:
+    """(document file name -> text, questions, gold rows, report, document path -> the corpus
+    entry's own ``_id``: the id map, ``DOC_IDS_SUFFIX``) of a BEIR folder under the
     module's protocol, without writing anything: every document, and the questions (with their
     gold rows), or a seeded sample of ``sample`` of them stratified by ``doc``. ``track``
     defaults to the folder's name. Raises ``MissingInput`` for a missing folder, file or split
@@ -188,14 +245,15 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
                            f"{', '.join(splits) or 'none'}. Pass one of them as the split")
     corpus_rows, problems = _records(folder / CORPUS_FILE, ("_id", "text"))
     query_rows, p2 = _records(folder / QUERIES_FILE, ("_id", "text"))
-    qrels_rows, p3 = _qrels(qrels_path)
+    qrels_rows, p3, qrels_reading = _qrels(qrels_path)
     problems += p2 + p3
     if problems:
         shown = problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])
         raise InvalidData(f"BEIR folder {folder}: {len(problems)} problem(s); fix them and rerun:\n  "
                           + "\n  ".join(shown))
 
-    report = ImportReport(source=f"BEIR {folder.name} ({split})")
+    report = ImportReport(source=f"BEIR {folder.name} ({split})", drop_kinds=dict(DROP_KINDS),
+                          reading=[qrels_reading])
     texts: dict[str, str] = {}  # corpus id -> document text
     for _, row in corpus_rows:
         did = str(row["_id"])
@@ -229,8 +287,8 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
         example = f"{qid}/{did}"
         if qid not in seen_queries:
             report.drop("qrels_unknown_query", example, DROP_REASONS["qrels_unknown_query"])
-        elif qid not in queries:
-            continue  # the query itself was dropped (and counted): its rows go with it
+        elif qid not in queries:  # the query was dropped as empty (counted under queries): its rows go with it
+            report.drop("qrels_query_dropped", example, DROP_REASONS["qrels_query_dropped"])
         elif did not in texts:
             report.drop("qrels_unknown_document", example, DROP_REASONS["qrels_unknown_document"])
         elif score <= 0:
@@ -271,7 +329,13 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
     report.documents = len(documents)
     report.questions = len(questions)
     check_spans(questions, [Document(path_of[d], track, t) for d, t in texts.items()])
-    return documents, questions, gold_rows, report
+    return documents, questions, gold_rows, report, {path_of[d]: d for d in texts}
+
+
+def doc_ids_text(ids: dict[str, str]) -> str:
+    """The id map's text: one JSON object, project document path -> the data set's own id,
+    one entry per line in corpus order."""
+    return json.dumps(ids, ensure_ascii=False, indent=0) + "\n"
 
 
 def import_beir(folder: Path | str, out_corpus_dir: Path | str, out_questions_path: Path | str, *,
@@ -281,9 +345,10 @@ def import_beir(folder: Path | str, out_corpus_dir: Path | str, out_questions_pa
     """Import a BEIR folder (module docstring): every document into ``<out_corpus_dir>/<track>/``,
     the questions (all, or a seeded sample of ``sample`` stratified by ``doc``) into
     ``out_questions_path``, their gold documents into ``out_gold_path`` (default: beside the
-    questions, ``<stem>.gold.jsonl``), all atomically. Returns the ``ImportReport``."""
+    questions, ``<stem>.gold.jsonl``) and the id map beside the questions (``<stem>.doc_ids.json``,
+    ``DOC_IDS_SUFFIX``), all atomically. Returns the ``ImportReport``."""
     track = check_track(track if track is not None else Path(folder).resolve().name)
-    documents, questions, gold_rows, report = read_beir(folder, split=split, track=track,
+    documents, questions, gold_rows, report, ids = read_beir(folder, split=split, track=track,
                                                         ignore_identical_ids=ignore_identical_ids, min_span=min_span,
                                                         sample=sample, seed=seed)
     if not questions:
@@ -291,7 +356,8 @@ def import_beir(folder: Path | str, out_corpus_dir: Path | str, out_questions_pa
     out_q = Path(out_questions_path)
     out_g = Path(out_gold_path) if out_gold_path is not None else out_q.with_name(f"{out_q.stem}.gold.jsonl")
     gold_text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in gold_rows)
-    write_import(out_corpus_dir, track, documents, {out_q: questions_text(questions), out_g: gold_text},
-                 overwrite=overwrite)
+    out_ids = out_q.with_name(f"{out_q.stem}{DOC_IDS_SUFFIX}")
+    write_import(out_corpus_dir, track, documents, {out_q: questions_text(questions), out_g: gold_text,
+                                                    out_ids: doc_ids_text(ids)}, overwrite=overwrite)
     report.outputs = {"corpus": str(Path(out_corpus_dir) / track), "questions": str(out_q), "gold": str(out_g)}
     return report

@@ -89,9 +89,15 @@ class ImportReport:
     ``dropped``: records left out (reason -> count); ``adjusted``: records kept but changed;
     ``notes``: other counts worth knowing (not records lost). ``examples`` holds the first
     ``EXAMPLES`` ids per reason of any of the three. ``reasons`` maps every reason that occurred
-    to its one-line description. ``sample``: the sample drawn (``draw_sample``), None when every
-    question left was written; ``questions`` counts what was written, so without a sample
-    ``questions + n_dropped`` is the number read, and with one ``sample.available + n_dropped``."""
+    to its one-line description. ``drop_kinds`` maps every drop reason to the kind of record it
+    drops, a key of ``read`` (``documents``, ``queries``, ``qrels rows``, ``questions``...), so
+    each kind's drops are counted apart (``dropped_by_kind``, ``dropped_of``): a dropped qrels
+    row is never added to a dropped query. ``reading``: how the input was read, one sentence
+    each (e.g. whether a file had a header line). ``sample``: the sample drawn
+    (``draw_sample``), None when every question left was written; ``questions`` counts what was
+    written, so without a sample ``questions + dropped_of(kind)`` is ``read[kind]`` for the kind
+    the questions are made of (SQuAD's ``questions``, BEIR's ``queries``), and with one
+    ``sample.available + dropped_of(kind)``."""
 
     source: str
     documents: int = 0
@@ -103,6 +109,8 @@ class ImportReport:
     notes: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    drop_kinds: dict[str, str] = field(default_factory=dict)  # drop reason -> kind of record
+    reading: list[str] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)  # role -> path written
     sample: ImportSample | None = None
 
@@ -113,7 +121,14 @@ class ImportReport:
             ex.append(example)
         self.reasons.setdefault(reason, description)
 
-    def drop(self, reason: str, example: str, description: str) -> None:
+    def drop(self, reason: str, example: str, description: str, kind: str | None = None) -> None:
+        """Count one record left out for ``reason``: a ``kind`` record (a key of ``read``), by
+        default the kind ``drop_kinds`` gives the reason (an importer may fill it in when it
+        makes the report), else ``questions`` (what SQuAD drops). A reason always drops the same
+        kind of record."""
+        known = self.drop_kinds.setdefault(reason, kind or "questions")
+        if kind is not None and kind != known:
+            raise ValueError(f"drop reason {reason!r} counts {known}, not {kind}")
         self._count(self.dropped, reason, example, description)
 
     def adjust(self, reason: str, example: str, description: str) -> None:
@@ -124,31 +139,56 @@ class ImportReport:
 
     @property
     def n_dropped(self) -> int:
+        """Records dropped, every kind together (``dropped_of`` counts one kind)."""
         return sum(self.dropped.values())
 
+    def dropped_by_kind(self) -> dict[str, dict[str, int]]:
+        """Kind of record -> drop reason -> count, the kinds in ``read`` order (any other after,
+        sorted), the reasons sorted; only kinds with a drop."""
+        out: dict[str, dict[str, int]] = {}
+        order = {kind: i for i, kind in enumerate(self.read)}
+        for reason, n in sorted(self.dropped.items()):
+            out.setdefault(self.drop_kinds.get(reason, "questions"), {})[reason] = n
+        return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+    def dropped_of(self, kind: str) -> int:
+        """Records of ``kind`` dropped (0 when none was)."""
+        return sum(self.dropped_by_kind().get(kind, {}).values())
+
     def to_json(self) -> dict[str, Any]:
+        by_kind = self.dropped_by_kind()
         return {
             "source": self.source, "documents": self.documents, "questions": self.questions,
-            "unanswerable": self.unanswerable, "read": dict(self.read), "dropped": dict(sorted(self.dropped.items())),
+            "unanswerable": self.unanswerable, "read": dict(self.read), "reading": list(self.reading),
+            "dropped": dict(sorted(self.dropped.items())),
+            "dropped_by_kind": by_kind, "dropped_totals": {kind: sum(t.values()) for kind, t in by_kind.items()},
             "adjusted": dict(sorted(self.adjusted.items())), "notes": dict(sorted(self.notes.items())),
             "examples": {k: list(v) for k, v in sorted(self.examples.items())},
             "reasons": dict(sorted(self.reasons.items())), "outputs": dict(self.outputs),
             "sample": self.sample.to_json() if self.sample is not None else None,
         }
 
+    def _reason_line(self, reason: str, n: int) -> str:
+        return f"  {n:,} {reason}: {self.reasons[reason]} (e.g. {', '.join(self.examples[reason])})"
+
     def summary(self) -> str:
-        """Several lines: what was written, the sample if one was drawn, then one line per reason
-        with its count and examples."""
+        """Several lines: what was read and written, how the input was read (``reading``), the
+        sample if one was drawn, then per kind of record dropped ``dropped KIND: N of READ`` and
+        one line per reason with its count and examples, then the adjusted and noted reasons."""
         read = ", ".join(f"{n:,} {kind}" for kind, n in self.read.items())
         lines = [(f"{self.source}: read {read}; wrote {self.documents:,} document(s) and {self.questions:,} "
                   f"question(s) ({self.unanswerable:,} unanswerable)")]
+        lines.extend(self.reading)
         if self.sample is not None:
             lines.append(self.sample.summary())
-        for title, table in (("dropped", self.dropped), ("kept but adjusted", self.adjusted), ("noted", self.notes)):
+        for kind, table in self.dropped_by_kind().items():
+            of = f" of {self.read[kind]:,}" if kind in self.read else ""
+            lines.append(f"dropped {kind}: {sum(table.values()):,}{of}")
+            lines.extend(self._reason_line(reason, n) for reason, n in table.items())
+        for title, table in (("kept but adjusted", self.adjusted), ("noted", self.notes)):
             if table:
                 lines.append(f"{title}: {sum(table.values()):,}")
-                for reason, n in sorted(table.items()):
-                    lines.append(f"  {n:,} {reason}: {self.reasons[reason]} (e.g. {', '.join(self.examples[reason])})")
+                lines.extend(self._reason_line(reason, n) for reason, n in sorted(table.items()))
         return "\n".join(lines)
 
 

@@ -73,7 +73,7 @@ def test_import_squad_writes_outputs_and_reports_drops(tmp_path, capsys):
     assert (corpus / "squad" / "Super_Bowl_50.md").is_file()
     assert [q.id for q in load_questions(questions)] == ["a1", "a3"]
     assert "wrote 1 document(s) and 2 question(s) (1 unanswerable)" in err
-    assert "dropped: 3" in err
+    assert "dropped questions: 3 of 5" in err
     assert "1 duplicate_id:" in err and "1 no_answers:" in err and "1 span_too_short:" in err and "(e.g. a2)" in err
     saved = json.loads(report.read_text())
     assert saved["dropped"] == {"duplicate_id": 1, "no_answers": 1, "span_too_short": 1}
@@ -107,11 +107,46 @@ def test_import_beir_writes_outputs_gold_and_reports_drops(tmp_path, capsys):
     assert sorted(p.name for p in (corpus / "scifact").iterdir()) == ["d1.md", "d2.md", "q3.md"]
     assert [q.id for q in load_questions(questions)] == ["q1", "q3"]
     assert [json.loads(line)["id"] for line in gold.read_text().splitlines()] == ["q1", "q3"]
-    assert "wrote 3 document(s) and 2 question(s)" in err and "dropped: 3" in err
-    assert "1 no_qrels:" in err and "1 qrels_identical_ids:" in err and "1 qrels_unknown_document:" in err
+    assert "wrote 3 document(s) and 2 question(s)" in err
+    # queries and qrels rows counted apart: 3 queries - 2 questions, 4 rows - 2 used
+    assert "dropped queries: 1 of 3\n  1 no_qrels:" in err
+    assert "dropped qrels rows: 2 of 4\n  1 qrels_identical_ids:" in err and "1 qrels_unknown_document:" in err
+    assert "qrels/test.tsv began with the header line" in err
     saved = json.loads(report.read_text())
     assert saved["dropped"] == {"no_qrels": 1, "qrels_identical_ids": 1, "qrels_unknown_document": 1}
+    assert saved["dropped_by_kind"] == {"queries": {"no_qrels": 1},
+                                        "qrels rows": {"qrels_identical_ids": 1, "qrels_unknown_document": 1}}
+    assert saved["dropped_totals"] == {"queries": 3 - 2, "qrels rows": 4 - 2}
+    assert saved["reading"] == ["qrels/test.tsv began with the header line 'query-id\\tcorpus-id\\tscore', skipped"]
     assert saved["outputs"]["gold"] == str(gold)
+
+
+def test_import_beir_reads_a_qrels_file_without_header(tmp_path, capsys):
+    folder = beir_folder(tmp_path)
+    qrels = folder / "qrels" / "test.tsv"
+    qrels.write_text("".join(qrels.read_text().splitlines(keepends=True)[1:]), encoding="utf-8")
+    report = tmp_path / "report.json"
+    main(["import", "beir", str(folder), "--corpus", str(tmp_path / "corpus"), "--questions",
+          str(tmp_path / "beir.jsonl"), "--report", str(report)])
+    err = capsys.readouterr().err
+    assert "qrels/test.tsv had no header line; its first line was read as data" in err
+    assert [q.id for q in load_questions(tmp_path / "beir.jsonl")] == ["q1", "q3"]
+    saved = json.loads(report.read_text())
+    assert saved["read"]["qrels rows"] == 4 and saved["dropped_totals"] == {"queries": 1, "qrels rows": 2}
+    assert saved["reading"] == ["qrels/test.tsv had no header line; its first line was read as data"]
+
+
+@pytest.mark.bad_input
+def test_a_malformed_first_qrels_line_is_an_error_and_exit_2(tmp_path, capsys):
+    folder = beir_folder(tmp_path)
+    (folder / "qrels" / "test.tsv").write_text("q1 d1 1\nq1\td1\t1\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        main(["import", "beir", str(folder), "--corpus", str(tmp_path / "c"), "--questions", str(tmp_path / "q.jsonl")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "1 problem(s)" in err
+    assert "qrels/test.tsv line 1: expected the header 'query-id\\tcorpus-id\\tscore' or a first row" in err
+    assert not (tmp_path / "c").exists()
 
 
 def test_import_beir_keep_identical_ids_split_and_track(tmp_path, capsys):
@@ -185,7 +220,7 @@ def test_import_squad_sample_doc_paragraph_and_report(tmp_path, capsys):
     qs = load_questions(questions)
     assert len(qs) == 2 and {q.doc for q in qs if q.answerable} <= {"squad/Super_Bowl_50.p0000.md"}
     assert "sample: 2 of the 3 question(s) left after dropping (seed 4, stratified by article)" in err
-    assert "dropped: 2" in err  # the drops are the whole file's
+    assert "dropped questions: 2 of 5" in err  # the drops are the whole file's
     saved = json.loads(report.read_text())
     assert saved["sample"] == {"requested": 2, "available": 3, "written": 2, "seed": 4, "stratified_by": "article"}
     first = questions.read_bytes()

@@ -96,8 +96,16 @@ def test_import_writes_documents_questions_and_gold(tmp_path):
     assert report.dropped == {
         "duplicate_document_id": 1, "empty_document": 1, "duplicate_query_id": 1, "empty_question": 1,
         "qrels_identical_ids": 1, "qrels_unknown_document": 1, "qrels_unknown_query": 1,
-        "qrels_score_not_positive": 1, "qrels_duplicate_row": 1, "no_qrels": 1,
+        "qrels_score_not_positive": 1, "qrels_duplicate_row": 1, "qrels_query_dropped": 1, "no_qrels": 1,
     }
+    assert report.dropped_by_kind() == {
+        "documents": {"duplicate_document_id": 1, "empty_document": 1},
+        "queries": {"duplicate_query_id": 1, "empty_question": 1, "no_qrels": 1},
+        "qrels rows": {"qrels_duplicate_row": 1, "qrels_identical_ids": 1, "qrels_query_dropped": 1,
+                       "qrels_score_not_positive": 1, "qrels_unknown_document": 1, "qrels_unknown_query": 1},
+    }
+    assert report.examples["qrels_query_dropped"] == ["q4/d1"]  # the row of the empty query, counted as a row
+    assert report.reading == ["qrels/test.tsv began with the header line 'query-id\\tcorpus-id\\tscore', skipped"]
     assert report.notes == {"identical_query_and_document_id": 1, "several_gold_documents": 1}
     assert report.examples["no_qrels"] == ["q2"]
     assert report.examples["qrels_identical_ids"] == ["q3/q3"]
@@ -105,6 +113,57 @@ def test_import_writes_documents_questions_and_gold(tmp_path):
     assert report.examples["qrels_unknown_query"] == ["q9/d1"]
     assert report.examples["identical_query_and_document_id"] == ["q3"]
     assert "1 no_qrels" in report.summary()
+
+
+def test_report_counts_each_kind_of_record_apart(tmp_path):
+    """Documents, queries and qrels rows are dropped and counted apart: for each kind, what
+    was read is what was used plus what was dropped (no sample, no span_too_short here)."""
+    report = import_beir(beir_folder(tmp_path), tmp_path / "c", tmp_path / "q.jsonl")
+    gold = read_jsonl(tmp_path / "q.gold.jsonl")
+    n_gold_rows = sum(len(g["gold"]) for g in gold)  # the qrels rows used
+    totals = report.to_json()["dropped_totals"]
+    assert totals == {"documents": report.read["documents"] - report.documents,  # 6 - 4
+                      "queries": report.read["queries"] - report.questions,  # 6 - 3
+                      "qrels rows": report.read["qrels rows"] - n_gold_rows}  # 10 - 4
+    assert [report.dropped_of(k) for k in totals] == list(totals.values()) == [2, 3, 6]
+    assert report.n_dropped == sum(totals.values())
+    assert report.to_json()["dropped_by_kind"] == report.dropped_by_kind()
+    summary = report.summary()
+    assert "dropped documents: 2 of 6\n" in summary and "dropped queries: 3 of 6\n" in summary
+    assert "dropped qrels rows: 6 of 10\n" in summary
+    queries = summary.split("dropped queries:")[1].split("dropped qrels rows:")[0]
+    assert "1 no_qrels: query without a relevant document" in queries and "1 empty_question:" in queries
+    assert "qrels_" not in queries  # no row counted among the queries
+
+
+def _outputs(tmp_path, name):
+    return [(tmp_path / p).read_bytes() for p in (f"{name}.jsonl", f"{name}.gold.jsonl")] + sorted(
+        (p.name, p.read_bytes()) for p in (tmp_path / name / "scifact").iterdir())
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_qrels_file_without_its_header_imports_the_same(tmp_path, newline):
+    """MS MARCO's BEIR qrels have no header line: the first line is then read as data, and the
+    import is the same as with the header, but for the report line saying which."""
+    headed = import_beir(beir_folder(tmp_path / "h"), tmp_path / "headed", tmp_path / "headed.jsonl")
+    folder = beir_folder(tmp_path / "n")
+    lines = (folder / "qrels" / "test.tsv").read_text().splitlines()[1:]  # the header removed
+    (folder / "qrels" / "test.tsv").write_text(newline.join(lines) + newline, encoding="utf-8")
+    plain = import_beir(folder, tmp_path / "plain", tmp_path / "plain.jsonl")
+    assert _outputs(tmp_path, "plain") == _outputs(tmp_path, "headed")
+    assert plain.reading == ["qrels/test.tsv had no header line; its first line was read as data"]
+    assert plain.examples["qrels_score_not_positive"] == headed.examples["qrels_score_not_positive"]
+    same = ("read", "documents", "questions", "dropped", "dropped_by_kind", "dropped_totals", "notes", "examples")
+    assert {k: plain.to_json()[k] for k in same} == {k: headed.to_json()[k] for k in same}
+    assert "qrels/test.tsv had no header line; its first line was read as data" in plain.summary()
+
+
+def test_a_first_line_whose_score_is_not_an_integer_is_a_header(tmp_path):
+    """As BEIR's loader: a header with other names is skipped too, and the report shows it."""
+    folder = beir_folder(tmp_path, qrels=["qid\tdocid\trelevance", "q1\td1\t1"])
+    report = import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
+    assert report.read["qrels rows"] == 1 and report.questions == 1
+    assert report.reading == ["qrels/test.tsv began with the header line 'qid\\tdocid\\trelevance', skipped"]
 
 
 def test_whole_document_span_labels_every_chunk_of_the_gold_document(tmp_path):
@@ -142,7 +201,7 @@ def test_missing_split_lists_the_splits(tmp_path):
 
 @pytest.mark.bad_input
 def test_malformed_lines_are_all_listed_and_nothing_is_written(tmp_path):
-    folder = beir_folder(tmp_path, qrels=["q1\td1\t1", "q1\td2\t1"])  # no header
+    folder = beir_folder(tmp_path, qrels=["q1 d1 1", "q1\td2\t1"])  # a first line neither header nor row
     with (folder / "corpus.jsonl").open("a") as f:
         f.write('{"_id": "d9"}\n{broken\n["a list"]\n{"_id": "d8", "text": 3}\n')
     with pytest.raises(InvalidData) as e:
@@ -153,8 +212,29 @@ def test_malformed_lines_are_all_listed_and_nothing_is_written(tmp_path):
     assert "corpus.jsonl line 9: not valid JSON" in msg
     assert "corpus.jsonl line 10: expected a JSON object, found list" in msg
     assert "corpus.jsonl line 11: field(s) text must be strings, found int" in msg
-    assert "qrels/test.tsv line 1: expected the header 'query-id\\tcorpus-id\\tscore'" in msg
+    assert ("qrels/test.tsv line 1: expected the header 'query-id\\tcorpus-id\\tscore' or a first row "
+            "(3 tab-separated fields: query-id, corpus-id, integer score), found 'q1 d1 1'; fix the first line "
+            "(the header line is optional)") in msg
     assert not (tmp_path / "c").exists() and not (tmp_path / "q.jsonl").exists()
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("first", ["", "query-id\tcorpus-id", "q1\td1\t", "q1\td1\t1\textra"])
+def test_a_malformed_first_qrels_line_is_refused(tmp_path, first):
+    """A first line that is neither a header (3 fields, the third not an integer) nor a row."""
+    folder = beir_folder(tmp_path, qrels=[first, "q1\td1\t1"])
+    with pytest.raises(InvalidData, match=r"qrels/test.tsv line 1: expected the header .* or a first row") as e:
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
+    assert f"found {first!r}; fix the first line" in str(e.value)
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.bad_input
+def test_an_empty_qrels_file_is_refused(tmp_path):
+    folder = beir_folder(tmp_path)
+    (folder / "qrels" / "test.tsv").write_text("", encoding="utf-8")
+    with pytest.raises(InvalidData, match="qrels/test.tsv line 1: expected the header .* found an empty file"):
+        import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
 
 
 @pytest.mark.bad_input
