@@ -23,6 +23,14 @@ is kept). A labels file of another chunking is an error naming both: chunk ids s
   ``nDCG@10`` and ``R@100`` on the two files equal the project's per question
   (``rag_ablation.evaluation.scoring.graded``).
 
+- Original ids: when the data set params.yaml selects (``dataset``) has an id map
+  (``data/imported/NAME/questions.doc_ids.json``, written by ``rag-ablation import beir``), the
+  graded run and qrels name each document by the data set's own id (BEIR's ``_id``), not the
+  project's file name; otherwise (handbook, covidqa, span labels) the project's names are kept.
+- Depth: ``run depth: K ...`` is always printed (K = the config's ``k``, the chunks kept per
+  question). ``--min-depth N`` refuses a run with K < N (a measure cut at N, such as R@100,
+  would count the ranks never retrieved as misses), writing nothing.
+
 The run and the labels must hold the same answerable questions; otherwise one of them is stale
 and the error says which ids differ. Both files are checked before either is written, and each is
 written atomically. A missing or malformed input, or a mismatch, is one ``error:`` line, exit
@@ -38,13 +46,15 @@ from pathlib import Path
 from typing import Any
 
 from rag_ablation.core.errors import InvalidData, MissingInput, UserError
-from rag_ablation.evaluation.scoring.graded import read_qrels
+from rag_ablation.evaluation.scoring.graded import DEEP_RECALL_K, read_qrels
 from rag_ablation.evaluation.scoring.trec import (
     ORDERS,
     document_rankings,
     graded_qrels_lines,
     qrels_lines,
+    original_ids,
     rankings_from_run,
+    run_depth,
     run_lines,
 )
 from rag_ablation.core.io import read_json, write_text
@@ -61,8 +71,9 @@ def _read_json(path: Path, what: str, hint: str) -> Any:
         raise InvalidData(f"{what} {path} is not valid JSON ({e}); {hint}") from None
 
 
-def read_run(path: Path) -> tuple[str, str, dict[str, list[dict]], set[str]]:
-    """(config name, chunking, question id -> stored ranking, answerable ids) of a run file."""
+def read_run(path: Path) -> tuple[str, str, dict[str, list[dict]], set[str], int]:
+    """(config name, chunking, question id -> stored ranking, answerable ids, depth: chunks kept
+    per question, ``trec.run_depth``) of a run file."""
     run = _read_json(path, "run file", "expected a retrieve stage output, data/build/runs/<config>.json, which "
                                        "`dvc repro retrieve@<config>` (or `dvc pull`) writes")
     config = run.get("config") if isinstance(run, dict) else None
@@ -78,7 +89,7 @@ def read_run(path: Path) -> tuple[str, str, dict[str, list[dict]], set[str]]:
         raise InvalidData(f"run file {path}: malformed 'questions' ({type(e).__name__}: {e}); expected a list of "
                           f"{{'id', 'answerable', 'ranking': [{{'chunk', 'score'}}]}}; rerun "
                           f"`dvc repro retrieve@{path.stem}`") from None
-    return str(config.get("name") or path.stem), config["chunking"], rankings, answerable
+    return str(config.get("name") or path.stem), config["chunking"], rankings, answerable, run_depth(config, rankings)
 
 
 def read_labels(path: Path) -> dict[str, list[str]]:
@@ -132,11 +143,40 @@ def build_parser(prog: str = "rag-ablation export-trec") -> argparse.ArgumentPar
     ap.add_argument("--order", choices=ORDERS, default="stored",
                     help="'stored' (default): the stored ranking, which the project scores; 'score': re-sorted by "
                          "score, then chunk id")
+    ap.add_argument("--min-depth", type=int, metavar="N", default=None,
+                    help="refuse a run that kept fewer than N chunks per question (the config's k), e.g. 100 "
+                         "before computing R@100; the depth is printed either way")
     return ap
 
 
+def check_depth(run_path: Path, config: str, depth: int, min_depth: int | None) -> None:
+    """``--min-depth``: refuse a run shallower than ``min_depth`` (nothing is written)."""
+    if min_depth is None:
+        return
+    if min_depth < 1:
+        raise UserError(f"--min-depth {min_depth} is not a positive whole number; pass the deepest measure cutoff "
+                        f"you will compute (e.g. 100 for R@100)")
+    if depth < min_depth:
+        raise UserError(f"run {config!r} ({run_path}) is too shallow: it kept {depth} chunk(s) per question (the "
+                        f"config's k) but --min-depth asks for {min_depth}, so a measure cut at {min_depth} would "
+                        f"count ranks {depth + 1}-{min_depth} as misses; set retrieval.{config}.k to {min_depth} or "
+                        f"more and rerun `dvc repro retrieve@{config}`, or lower --min-depth")
+
+
+def dataset_ids() -> tuple[str, Path | None, dict[str, str]]:
+    """(data set name, its id map's path or None, the map) of the data set params.yaml selects
+    (handbook, with no map, when there is no params.yaml)."""
+    from rag_ablation.core.config import load_config
+    from rag_ablation.datasets.registry import doc_ids_path, read_doc_ids
+
+    name = load_config(Path("params.yaml")).dataset if Path("params.yaml").is_file() else "handbook"
+    path = doc_ids_path(name)
+    return name, path, read_doc_ids(path) if path is not None else {}
+
+
 def _run_graded(args: argparse.Namespace) -> None:
-    config, _, rankings, answerable = read_run(args.run)
+    config, _, rankings, answerable, depth = read_run(args.run)
+    check_depth(args.run, config, depth, args.min_depth)
     if not args.qrels.is_file():
         raise MissingInput(f"qrels file {args.qrels} does not exist: the dataset stage writes it "
                            f"(`dvc repro dataset`) for a data set imported from BEIR")
@@ -144,14 +184,27 @@ def _run_graded(args: argparse.Namespace) -> None:
     if not qrels:
         raise UserError(f"qrels file {args.qrels} is empty: the data set has span labels, not graded qrels; "
                         f"pass --labels data/build/labels/<chunking>.json instead")
-    lines = run_lines(args.tag or config, document_rankings(rankings, qrels), order=args.order)
+    docs = document_rankings(rankings, qrels)
     judged = {q: qrels[q] for q in rankings if q in qrels}
+    name, ids_path, ids = dataset_ids()
+    if ids:
+        try:
+            docs, judged = original_ids(docs, judged, ids)
+        except InvalidData as e:
+            raise InvalidData(f"id map {ids_path} of data set {name!r}: {e}: the run or qrels come from another "
+                              f"import; rerun `dvc repro dataset retrieve@{config}` after importing") from None
+    lines = run_lines(args.tag or config, docs, order=args.order)
     qrel_lines = graded_qrels_lines(judged)
     write_text(args.out_run, "".join(line + "\n" for line in lines))
     write_text(args.out_qrels, "".join(line + "\n" for line in qrel_lines))
     print(f"wrote {len(lines):,} document run line(s) for {len(rankings):,} question(s) to {args.out_run} "
           f"and {len(qrel_lines):,} graded qrels line(s) for {len(judged):,} question(s) to {args.out_qrels}",
           file=sys.stderr)
+    print(f"docnos: {f'the original ids of data set {name!r} ({ids_path})' if ids else 'the project document paths'}",
+          file=sys.stderr)
+    short = f"; R@{DEEP_RECALL_K} needs k >= {DEEP_RECALL_K}" if depth < DEEP_RECALL_K else ""
+    print(f"run depth: {depth} documents per question at most (the config keeps k = {depth} chunks; a document "
+          f"counts once, at its first chunk){short}", file=sys.stderr)
     unjudged = answerable - set(qrels)
     if unjudged:
         print(f"note: {len(unjudged)} answerable question(s) have no qrels ({_ids(unjudged)}): TREC tools leave "
@@ -168,7 +221,8 @@ def run(args: argparse.Namespace) -> None:
     if args.qrels is not None:
         _run_graded(args)
         return
-    config, chunking, rankings, answerable = read_run(args.run)
+    config, chunking, rankings, answerable, depth = read_run(args.run)
+    check_depth(args.run, config, depth, args.min_depth)
     relevant = read_labels(args.labels)
     check_match(args.run, args.labels, config, chunking, answerable, relevant)
     lines = run_lines(args.tag or config, rankings, order=args.order)
@@ -180,6 +234,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"wrote {len(lines):,} run line(s) for {len(rankings):,} question(s) to {args.out_run} "
           f"and {len(qrels):,} qrels line(s) for {len(order) - len(unlabelled):,} question(s) to {args.out_qrels}",
           file=sys.stderr)
+    print(f"run depth: {depth} chunks per question (the config's k)", file=sys.stderr)
     if unlabelled:
         print(f"note: {len(unlabelled)} answerable question(s) have no relevant chunk in chunking {chunking!r} "
               f"({_ids(set(unlabelled))}): no qrels line, so TREC tools leave them out of their means while the "

@@ -49,7 +49,7 @@ from rag_ablation.data.corpus import Document, load_corpus
 from rag_ablation.datasets.covidqa import TRACK as COVIDQA_TRACK
 from rag_ablation.datasets.covidqa import load_covidqa
 from rag_ablation.core.config import IMPORTED_DIR, imported_datasets
-from rag_ablation.core.errors import UserError, lookup
+from rag_ablation.core.errors import InvalidData, UserError, lookup
 from rag_ablation.core.io import datasets_dir, replaced_folder, write_text
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.evaluation.scoring.graded import read_qrels
@@ -116,6 +116,33 @@ def imported_sources(name: str, root: Path | None = None) -> Sources:
     folder = (root or Path(".")) / IMPORTED_DIR / name
     return Sources(folder / "corpus", folder / "questions.jsonl", folder / "audit.jsonl", folder / "grades.jsonl",
                    folder / "questions.gold.jsonl")
+
+
+def doc_ids_path(name: str, root: Path | None = None) -> Path | None:
+    """The document id map of data set ``name`` (``questions.doc_ids.json`` of an imported set,
+    which a BEIR import writes: project document path -> the data set's own id); None for the
+    built-in data sets, whose file names are their documents' names."""
+    if name in DATASETS:
+        return None
+    return imported_sources(name, root).questions.with_name("questions.doc_ids.json")
+
+
+def read_doc_ids(path: Path) -> dict[str, str]:
+    """The id map at ``path`` ({} when there is none). Not JSON, not an object of non-empty
+    strings, or two paths sharing an id raises ``InvalidData`` naming the file."""
+    if not path.is_file():
+        return {}
+    fix = "re-import the data set (`rag-ablation import beir FOLDER ... --overwrite`)"
+    try:
+        ids = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InvalidData(f"id map {path} is not valid JSON ({e}); {fix}") from None
+    if not isinstance(ids, dict) or not all(isinstance(v, str) and v for v in ids.values()):
+        raise InvalidData(f"id map {path} is not an object of document path -> original id (non-empty strings); "
+                          f"{fix}")
+    if len(set(ids.values())) < len(ids):
+        raise InvalidData(f"id map {path} gives two documents the same original id; {fix}")
+    return ids
 
 
 def grades_path(name: str, handbook_grades: Path) -> Path | None:

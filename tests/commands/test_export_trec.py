@@ -190,3 +190,112 @@ def test_an_empty_qrels_file_points_to_the_labels(tmp_path, capsys):
     assert e.value.code == 2
     assert "the data set has span labels, not graded qrels" in capsys.readouterr().err
     assert not (tmp_path / "r.txt").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# a tiny imported BEIR set: the data set's own ids, the run's depth, --min-depth
+
+BEIR_DOCS = {"doc:1/A": "Vitamin D levels were measured in four hundred adults over the winter months.",
+             "PMC:2": "Zinc lozenges shortened the common cold by about two days in three trials.",
+             "d3": "An unjudged distractor document about the weather in spring and autumn."}
+
+
+def imported_beir(tmp_path: Path, monkeypatch) -> tuple[Path, dict[str, str]]:
+    """``tiny`` imported into ``tmp_path/data/imported/tiny/`` and selected in a params.yaml
+    there (the cwd); returns the qrels file (the gold file, as the dataset stage copies it)
+    and the id map."""
+    from rag_ablation.datasets.beir import import_beir
+
+    src = tmp_path / "src"
+    (src / "qrels").mkdir(parents=True)
+    (src / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n"
+                                              for d, t in BEIR_DOCS.items()))
+    (src / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "Does vitamin D help?"}) + "\n"
+                                       + json.dumps({"_id": "q2", "text": "Does zinc help?"}) + "\n")
+    (src / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tdoc:1/A\t2\nq1\tPMC:2\t1\n"
+                                            "q2\tPMC:2\t1\n")
+    folder = tmp_path / "data" / "imported" / "tiny"
+    import_beir(src, folder / "corpus", folder / "questions.jsonl", track="tiny")
+    params = (ROOT / "params.yaml").read_text()
+    assert "\ndataset: handbook\n" in params
+    (tmp_path / "params.yaml").write_text(params.replace("\ndataset: handbook\n", "\ndataset: tiny\n"))
+    monkeypatch.chdir(tmp_path)
+    ids = json.loads((folder / "questions.doc_ids.json").read_text())
+    return folder / "questions.gold.jsonl", ids
+
+
+def graded_run(tmp_path: Path, ids: dict[str, str], k: int) -> Path:
+    path_of = {v: p for p, v in ids.items()}
+    run = {"status": "ok", "config": {"name": "bm25", "chunking": "base", "k": k}, "questions": [
+        {"id": "q1", "answerable": True, "ranking": [{"chunk": f"{path_of['PMC:2']}#0", "score": 2.0},
+                                                     {"chunk": f"{path_of['d3']}#0", "score": 1.5},
+                                                     {"chunk": f"{path_of['doc:1/A']}#0", "score": 1.0}]},
+        {"id": "q2", "answerable": True, "ranking": [{"chunk": f"{path_of['PMC:2']}#0", "score": 3.0}]}]}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    return tmp_path / "run.json"
+
+
+def test_an_imported_beir_set_exports_its_own_ids(tmp_path, monkeypatch, capsys):
+    """The id map a BEIR import writes turns the mangled file names back into ``_id``s, in the
+    run and the qrels alike, and ir_measures' nDCG@10 on them is the project's."""
+    from rag_ablation.evaluation.scoring.graded import graded_scores, read_qrels
+
+    qrels_path, ids = imported_beir(tmp_path, monkeypatch)
+    assert sorted(ids.values()) == sorted(BEIR_DOCS) and all(p.startswith("tiny/") for p in ids)
+    run_path = graded_run(tmp_path, ids, k=3)
+    out_run, out_qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    main(["export-trec", "--run", str(run_path), "--qrels", str(qrels_path), "--out-run", str(out_run),
+          "--out-qrels", str(out_qrels)])
+    assert [line.split(" ")[:4] for line in out_run.read_text().splitlines()] == [
+        ["q1", "Q0", "PMC:2", "1"], ["q1", "Q0", "d3", "2"], ["q1", "Q0", "doc:1/A", "3"], ["q2", "Q0", "PMC:2", "1"]]
+    assert out_qrels.read_text().splitlines() == ["q1 0 doc:1/A 2", "q1 0 PMC:2 1", "q2 0 PMC:2 1"]
+    err = capsys.readouterr().err
+    assert "docnos: the original ids of data set 'tiny'" in err
+    assert "run depth: 3 documents per question at most" in err and "R@100 needs k >= 100" in err
+    qrels = read_qrels(qrels_path)
+    got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG @ 10],
+                                                               ir_measures.read_trec_qrels(str(out_qrels)),
+                                                               ir_measures.read_trec_run(str(out_run)))}
+    run = json.loads(run_path.read_text())
+    ours = {q["id"]: graded_scores([x["chunk"] for x in q["ranking"]], qrels[q["id"]], depth=3)["ndcg_at_10"]
+            for q in run["questions"]}
+    assert got == pytest.approx(ours, abs=1e-9)
+
+
+@pytest.mark.bad_input
+def test_min_depth_refuses_a_shallower_run_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    qrels_path, ids = imported_beir(tmp_path, monkeypatch)
+    run_path = graded_run(tmp_path, ids, k=10)
+    with pytest.raises(SystemExit) as e:
+        main(["export-trec", "--run", str(run_path), "--qrels", str(qrels_path), "--out-run", "out/r.txt",
+              "--out-qrels", "out/q.txt", "--min-depth", "100"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "it kept 10 chunk(s) per question (the config's k) but --min-depth asks for 100" in err
+    assert "set retrieval.bm25.k to 100 or more" in err
+    assert not (tmp_path / "out").exists()
+    main(["export-trec", "--run", str(run_path), "--qrels", str(qrels_path), "--out-run", "out/r.txt",
+          "--out-qrels", "out/q.txt", "--min-depth", "10"])
+    assert "run depth: 10 documents per question at most" in capsys.readouterr().err
+
+
+@pytest.mark.bad_input
+def test_a_stale_id_map_is_one_error(tmp_path, monkeypatch, capsys):
+    qrels_path, ids = imported_beir(tmp_path, monkeypatch)
+    run_path = graded_run(tmp_path, ids, k=3)
+    map_path = tmp_path / "data" / "imported" / "tiny" / "questions.doc_ids.json"
+    map_path.write_text(json.dumps({p: v for p, v in ids.items() if v != "d3"}))
+    with pytest.raises(SystemExit) as e:
+        main(["export-trec", "--run", str(run_path), "--qrels", str(qrels_path), "--out-run", "out/r.txt",
+              "--out-qrels", "out/q.txt"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "1 document(s) of the run or qrels have no original id in the map" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_handbook_keeps_the_project_names_and_prints_the_depth(tmp_path, capsys):
+    run_path, labels_path = tiny(tmp_path)
+    export(tmp_path, run_path, labels_path)
+    assert "run depth: 2 chunks per question (the config's k)" in capsys.readouterr().err

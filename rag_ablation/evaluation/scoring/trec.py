@@ -39,7 +39,18 @@ Graded qrels (a BEIR-style data set, ``rag_ablation.evaluation.scoring.graded``)
 written per *document* (``document_rankings``: each document at the rank of its first chunk, with
 that chunk's score, the question's ``exclude`` documents removed) and the qrels with their grades
 (``graded_qrels_lines``: ``qid 0 docno grade``), so ir_measures' nDCG@10 and R@100 on the files
-equal the project's ``ndcg_at_10`` and ``recall_at_100`` per question.
+equal the project's ``ndcg_at_10`` and ``recall_at_100`` per question. Every graded row is
+written, grade 0 included (a judged non-relevant document: TREC tools count it as judged, with
+gain 0, and nDCG and recall ignore it, as the project does).
+
+Original document ids (``original_ids``): a data set imported from BEIR keeps a map from each
+project document path (``scifact/4983.md``) to the data set's own id (``4983``); the graded
+run and qrels then both name documents by those ids, so the files can be scored against BEIR's
+own qrels and runs. A document of the run or qrels missing from the map raises ``InvalidData``.
+
+Depth (``run_depth``): the chunks the config kept per question, its ``k``. A measure cut deeper
+than that (R@100 on a run of k = 10) counts the ranks never retrieved as misses; the project
+leaves recall@100 empty below k = 100 for that reason.
 
 Queries with an empty relevant set get no qrels line; TREC tools then leave them out of their
 means, while the project counts them as 0 (``measures``). Queries with no run line but with
@@ -158,9 +169,36 @@ def document_rankings(rankings: Mapping[str, Sequence[Any]],
     return out
 
 
+def original_ids(rankings: Mapping[str, Sequence[Mapping[str, Any]]], qrels: Mapping[str, Qrel],
+                 ids: Mapping[str, str]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Qrel]]:
+    """The document ``rankings`` (as ``document_rankings`` returns them) and ``qrels`` with every
+    document path replaced by its original id in ``ids`` (project document path -> the data
+    set's own id). Every document of both must be in ``ids``: otherwise ``InvalidData`` counts
+    and names (up to 10) the missing paths, since the map then comes from another import."""
+    missing = sorted({str(x["chunk"]) for r in rankings.values() for x in r} - set(ids)
+                     | {d for q in qrels.values() for d in [*q.grades, *q.exclude]} - set(ids))
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        raise InvalidData(f"{len(missing)} document(s) of the run or qrels have no original id in the map "
+                          f"({shown})")
+    renamed = {q: [{**x, "chunk": ids[str(x["chunk"])]} for x in r] for q, r in rankings.items()}
+    return renamed, {q: Qrel({ids[d]: g for d, g in r.grades.items()}, frozenset(ids[d] for d in r.exclude))
+                     for q, r in qrels.items()}
+
+
+def run_depth(config: Mapping[str, Any], rankings: Mapping[str, Sequence[Any]]) -> int:
+    """How many chunks the run kept per question: the config's ``k`` (a whole number), else,
+    for a run file without one, its longest stored ranking (0 when it has none)."""
+    k = config.get("k")
+    if isinstance(k, int) and not isinstance(k, bool) and k >= 0:
+        return k
+    return max((len(r) for r in rankings.values()), default=0)
+
+
 def graded_qrels_lines(qrels: Mapping[str, Qrel]) -> list[str]:
     """TREC qrels lines ``qid 0 docno grade`` (no newline) of graded qrels, questions in the
-    order given, documents by grade (highest first) then path."""
+    order given, documents by grade (highest first) then path. Every graded document is
+    written, grade 0 included."""
     lines: list[str] = []
     for raw_qid, q in qrels.items():
         qid = _check_id(raw_qid, "question id")

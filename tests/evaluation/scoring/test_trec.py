@@ -161,3 +161,45 @@ def test_ties_on_repository_data(tmp_path):
     loose = trec_measures(tmp_path, "dense", tied, scored, strict_scores=False)
     assert sum(loose[q] != ours[q] for q in ours) > 0
     assert trec_measures(tmp_path, "dense", tied, scored) == ours
+
+
+# ---------------------------------------------------------------------------------------------
+# graded export: grade-0 rows kept, original ids, the run's depth
+
+
+def test_graded_qrels_keep_grade_0_rows_and_ir_measures_agrees(tmp_path):
+    from rag_ablation.evaluation.scoring.graded import Qrel, ndcg_at
+    from rag_ablation.evaluation.scoring.trec import document_rankings, graded_qrels_lines, original_ids
+
+    qrels = {"q1": Qrel({"t/a_b-1.md": 2, "t/c.md": 0, "t/d.md": 1}), "q2": Qrel({"t/c.md": 1, "t/d.md": 0})}
+    rankings = {"q1": [("t/c.md#0", 3.0), ("t/d.md#1", 2.0), ("t/a_b-1.md#0", 1.0)],
+                "q2": [("t/d.md#0", 2.0), ("t/c.md#2", 1.0)]}
+    ids = {"t/a_b-1.md": "a/b:1", "t/c.md": "C", "t/d.md": "D"}
+    docs, renamed = original_ids(document_rankings(rankings, qrels), qrels, ids)
+    lines = graded_qrels_lines(renamed)
+    assert lines == ["q1 0 a/b:1 2", "q1 0 D 1", "q1 0 C 0", "q2 0 C 1", "q2 0 D 0"]  # grade 0 kept
+    write_run(tmp_path / "run.txt", "t", docs)
+    (tmp_path / "qrels.txt").write_text("".join(line + "\n" for line in lines))
+    got = {m.query_id: m.value for m in ir_measures.iter_calc(
+        [ir_measures.nDCG @ 10], ir_measures.read_trec_qrels(str(tmp_path / "qrels.txt")),
+        ir_measures.read_trec_run(str(tmp_path / "run.txt")))}
+    ours = {q: ndcg_at([x["chunk"] for x in d], renamed[q].grades) for q, d in docs.items()}
+    assert got == pytest.approx(ours, abs=1e-9) and 0 < ours["q1"] < 1
+
+
+@pytest.mark.bad_input
+def test_original_ids_name_the_documents_the_map_lacks():
+    from rag_ablation.evaluation.scoring.graded import Qrel
+    from rag_ablation.evaluation.scoring.trec import original_ids
+
+    with pytest.raises(InvalidData, match=r"2 document\(s\) of the run or qrels have no original id in the map "
+                                          r"\(t/x.md, t/y.md\)"):
+        original_ids({"q": [{"chunk": "t/x.md", "score": 1.0}]}, {"q": Qrel({"t/y.md": 1})}, {})
+
+
+def test_run_depth_is_the_configs_k_else_the_longest_ranking():
+    from rag_ablation.evaluation.scoring.trec import run_depth
+
+    assert run_depth({"k": 10}, {"q": [("a", 1.0)]}) == 10
+    assert run_depth({}, {"q": [("a", 1.0), ("b", 0.5)], "r": []}) == 2
+    assert run_depth({"k": True}, {}) == 0
