@@ -22,7 +22,7 @@ from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.llm.client.registry import backend_from_config
 from rag_ablation.llm.generation import answer_questions, generation_latency
-from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompt_cache import NO_CALLS, CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.data.questions import Question
 from rag_ablation.support.sampling import stratified_sample
@@ -50,7 +50,7 @@ def main() -> None:
     if run["status"] == "ok" and not params.llm.enabled:
         out.update(status="unavailable", reason="answers need an LLM, and llm.backend is none")
     if out["status"] != "ok":
-        runner.write_unavailable(out, out=args.out, latency=args.latency, no_work={"calls": 0, "hits": 0, "misses": 0},
+        runner.write_unavailable(out, out=args.out, latency=args.latency, no_work=NO_CALLS,
                                  label=f"generate@{args.name}")
         return
     backend = backend_from_config(params.llm)

@@ -22,10 +22,9 @@ from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.llm.client.registry import backend_from_config
 from rag_ablation.evaluation.judges.judging import build_judges, judge_answers, judge_availability, llm_judge
-from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompt_cache import NO_CALLS, CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
 
-NO_CALLS = {"calls": 0, "hits": 0, "misses": 0}  # the latency file when no LLM call was made
 
 
 def main() -> None:

@@ -17,17 +17,10 @@ from pathlib import Path
 
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
-from rag_ablation.core.errors import MissingInput
 from rag_ablation.evaluation.judges.grades import load_grades
 from rag_ablation.evaluation.judges.judge_eval import evaluate
 from rag_ablation.evaluation.scoring.scores import read_scores, write_scores
-from rag_ablation.core.io import read_json, write_json
-
-
-def _json(path: Path, stage: str) -> dict:
-    if not path.is_file():
-        raise MissingInput(f"{path} not found: run `dvc repro {stage}`")
-    return read_json(path)
+from rag_ablation.core.io import read_output, write_json
 
 
 def main() -> None:
@@ -45,8 +38,8 @@ def main() -> None:
     args = ap.parse_args()
     params = load_config()
     judges = list(params.judge.judges)
-    judgments = {c: _json(args.judgments / f"{c}.json", f"judge@{c}") for c in params.generation.configs}
-    checks = _json(args.checks, "judge_checks")
+    judgments = {c: read_output(args.judgments / f"{c}.json", f"judge@{c}") for c in params.generation.configs}
+    checks = read_output(args.checks, "judge_checks")
     metrics, detail, verdict_rows, plot_rows = evaluate(
         answer_rows=read_scores(args.answer_scores), retrieval_rows=read_scores(args.retrieval_scores),
         judgments=judgments, checks=checks, grades=load_grades(args.grades),

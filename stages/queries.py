@@ -15,7 +15,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rag_ablation.core import runner
-from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
+from rag_ablation.llm.client.prompt_cache import NO_CALLS, CachedLLM, PromptCache
 from rag_ablation.core.io import read_jsonl, write_json
 from rag_ablation.core.config import load_config
 from rag_ablation.llm.client.registry import backend_from_config
@@ -39,10 +39,9 @@ def main() -> None:
     questions = [Question(**d) for d in read_jsonl(args.questions)]
     if kind != "none" and not params.llm.enabled:
         reason = f"query transform {args.name!r} ({kind}) needs an LLM, and llm.backend is none"
-        write_json(args.out, {"transform": args.name, "kind": kind, "status": "unavailable", "reason": reason,
-                              "queries": {}, "empty_outputs": []})
-        write_json(args.latency, {"calls": 0, "hits": 0, "misses": 0})
-        print(f"queries@{args.name}: unavailable: {reason}", file=sys.stderr)
+        runner.write_unavailable({"transform": args.name, "kind": kind, "status": "unavailable", "reason": reason,
+                                  "queries": {}, "empty_outputs": []},
+                                 out=args.out, latency=args.latency, no_work=NO_CALLS, label=f"queries@{args.name}")
         return
     llm = None
     template = None
@@ -57,7 +56,7 @@ def main() -> None:
               f"{', '.join(result.empty_outputs)}", file=sys.stderr)
     write_json(args.out, {"transform": args.name, "kind": kind, "status": "ok", "reason": None,
                           "queries": result.queries, "empty_outputs": result.empty_outputs})
-    stats = llm.stats() if llm else {"calls": 0, "hits": 0, "misses": 0}
+    stats = llm.stats() if llm else NO_CALLS
     write_json(args.latency, {**stats, "llm": percentiles_ms([s for s in result.seconds if s > 0])})
     print(f"queries@{args.name}: LLM calls {stats['calls']}, cache hits {stats['hits']}, misses {stats['misses']}",
           file=sys.stderr)

@@ -18,18 +18,9 @@ from pathlib import Path
 
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
-from rag_ablation.core.io import write_text
+from rag_ablation.core.io import read_output, write_text
 from rag_ablation.evaluation.report.judge_report import render_answers
 from rag_ablation.evaluation.report.markdown import render
-from rag_ablation.evaluation.report.metrics_view import read_stage_json
-
-
-def read_metrics(path: Path, stage: str = "stats") -> dict:
-    """A metrics file written by ``stage`` (``metrics_view.read_stage_json``); missing or
-    unreadable is one clear message."""
-    data = read_stage_json(path, stage)
-    assert data is not None  # not optional: a missing file raised
-    return data
 
 
 def main() -> None:
@@ -39,9 +30,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="the report (Markdown)")
     args = ap.parse_args()
     params = load_config()
-    text = render(read_metrics(args.stats), configs=list(params.retrieval), answered=list(params.generation.configs),
+    text = render(read_output(args.stats, "stats"), configs=list(params.retrieval), answered=list(params.generation.configs),
                   settings=params.stats)
-    answers = render_answers(read_metrics(args.judge, "judge_eval"), configs=list(params.generation.configs),
+    answers = render_answers(read_output(args.judge, "judge_eval"), configs=list(params.generation.configs),
                              judges=list(params.judge.judges), confidence=params.stats.confidence)
     write_text(args.out, text + ("\n" + answers + "\n" if answers else ""))
 

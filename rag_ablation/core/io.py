@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
-from rag_ablation.core.errors import InvalidData
+from rag_ablation.core.errors import InvalidData, MissingInput
 
 
 def _read_umask() -> int:
@@ -152,6 +152,22 @@ def read_json(path: Path | str) -> Any:
     ``json.loads(path.read_text())`` would: each caller knows which file it read and says how to
     fix it."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def read_output(path: Path, stage: str) -> dict[str, Any]:
+    """The JSON object the DVC stage ``stage`` wrote at ``path``. Missing: MissingInput ``no file
+    PATH: run `dvc repro STAGE```; not JSON (with its line) or not UTF-8, or JSON but not an
+    object: InvalidData saying to regenerate it with ``dvc repro STAGE``."""
+    if not path.is_file():
+        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
+    try:
+        data = read_json(path)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        line = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
+        raise InvalidData(f"{path} is not valid JSON{line}: regenerate it with `dvc repro {stage}`") from None
+    if not isinstance(data, dict):
+        raise InvalidData(f"{path} must hold a JSON object; regenerate it with `dvc repro {stage}`")
+    return data
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from rag_ablation.core.errors import InvalidData, UserError
-from rag_ablation.core.io import numbered_json_lines, numbered_lines, read_jsonl, replaced_folder, write_jsonl
+from rag_ablation.core.errors import InvalidData, MissingInput, UserError
+from rag_ablation.core.io import numbered_json_lines, numbered_lines, read_jsonl, read_output, replaced_folder, write_jsonl
 from rag_ablation.core.stage_costs import read_costs
 from rag_ablation.data.chunks import Chunk, load_chunks
 
@@ -157,3 +157,17 @@ def test_a_queued_experiments_copy_shares_the_users_caches_and_data_sets(tmp_pat
     monkeypatch.chdir(repo)
     (repo / ".dvc").mkdir(exist_ok=True)
     assert home_repo() == repo_root() == repo.resolve()
+
+
+def test_read_output(tmp_path):
+    good, bad, listed = tmp_path / "good.json", tmp_path / "bad.json", tmp_path / "list.json"
+    good.write_text('{"a": 1}', encoding="utf-8")
+    bad.write_text("{\n oops", encoding="utf-8")
+    listed.write_text("[1]", encoding="utf-8")
+    assert read_output(good, "stats") == {"a": 1}
+    with pytest.raises(MissingInput, match="run `dvc repro stats`"):
+        read_output(tmp_path / "none.json", "stats")
+    with pytest.raises(InvalidData, match=r"is not valid JSON \(line 2\): regenerate it with `dvc repro stats`"):
+        read_output(bad, "stats")
+    with pytest.raises(InvalidData, match="must hold a JSON object"):
+        read_output(listed, "stats")

@@ -43,13 +43,13 @@ from typing import Any
 
 from rag_ablation.core.config import Params
 from rag_ablation.core.errors import InvalidData
-from rag_ablation.core.io import numbered_json_lines, string_record_problems
+from rag_ablation.core.io import numbered_json_lines, read_output, string_record_problems
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS
 from rag_ablation.evaluation.report.metrics_view import (answer_comparison as read_answer_comparison, available,
                                                          calibration, canary_results, change_of, change_verdict,
                                                          config_metrics, failure_table, hand_accuracy, is_calibrated,
-                                                         latency_value, length_bias, length_bias_ran, read_stage_json,
+                                                         latency_value, length_bias, length_bias_ran,
                                                          sweep_view, vs_baseline)
 from rag_ablation.evaluation.report.plot_data import LABELS
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
@@ -127,25 +127,20 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
     """Read every input of the page for the configs of ``params`` (names from params, never a
     folder listing). ``sweep`` is optional: None, or a path that may not exist."""
     configs = list(params.retrieval)
-    run_files = {c: read_stage_json(runs / f"{c}.json", f"retrieve@{c}") for c in configs}
+    run_files = {c: read_output(runs / f"{c}.json", f"retrieve@{c}") for c in configs}
     chunkings = sorted({params.config(c).chunking for c in configs})
-    label_files = {ch: read_stage_json(labels / f"{ch}.json", f"labels@{ch}") for ch in chunkings}
-    answer_files = {c: read_stage_json(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
+    label_files = {ch: read_output(labels / f"{ch}.json", f"labels@{ch}") for ch in chunkings}
+    answer_files = {c: read_output(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
     return Inputs(
-        stats=_must(read_stage_json(stats, "stats")), judge=_must(read_stage_json(judge, "judge_eval")),
+        stats=read_output(stats, "stats"), judge=read_output(judge, "judge_eval"),
         rows=read_scores(scores), questions=load_questions(questions, min_span=params.labels.min_span),
-        audit=read_audit(audit), runs={c: _must(v) for c, v in run_files.items()},
-        labels={ch: dict(_must(v).get("relevant", {})) for ch, v in label_files.items()},
-        answers={c: _must(v) for c, v in answer_files.items()}, verdicts=read_verdicts(verdicts),
+        audit=read_audit(audit), runs=run_files,
+        labels={ch: dict(v.get("relevant", {})) for ch, v in label_files.items()},
+        answers=answer_files, verdicts=read_verdicts(verdicts),
         p95_ms={c: latency_value(latency, c, "total", "p95_ms") for c in configs},
         answer_s={c: _seconds(latency_value(latency, f"generate_{c}", "answer", "p50_ms"))
                   for c in params.generation.configs},
-        sweep=read_stage_json(sweep, "sweep-report", optional=True) if sweep is not None else None)
-
-
-def _must(value: Json | None) -> Json:
-    assert value is not None  # read_stage_json without optional never returns None
-    return value
+        sweep=read_output(sweep, "sweep-report") if sweep is not None and sweep.is_file() else None)
 
 
 def _seconds(ms: float | None) -> float | None:

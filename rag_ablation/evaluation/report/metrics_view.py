@@ -14,7 +14,7 @@ The readers are the Markdown report (:mod:`rag_ablation.evaluation.report.markdo
 - ``metrics/sweep.json`` (``rag-ablation sweep-report``, :mod:`rag_ablation.evaluation.report.sweep`);
 - the latency files ``metrics/latency/NAME.json`` (``STEP.PERCENTILE`` in milliseconds).
 
-:func:`read_stage_json` reads any of them (and the other JSON files a stage wrote that the HTML
+``core.io.read_output`` reads any of them (and the other JSON files a stage wrote that the HTML
 page reads: runs, labels, answers) with one message naming the stage to rerun when it is
 missing, not JSON or not an object. Every accessor reads a missing block as absent (``{}`` or None), never a KeyError, and returns
 the file's own values, neither rounded again nor formatted. The one thing decided here is the
@@ -29,30 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_ablation.core.errors import InvalidData, MissingInput
-from rag_ablation.core.io import read_json
 from rag_ablation.evaluation.statistics.comparison import verdict
 from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
 
 Json = Mapping[str, Any]
-
-
-def read_stage_json(path: Path, stage: str, *, optional: bool = False) -> dict[str, Any] | None:
-    """The JSON object a stage wrote at ``path``. Missing: None when ``optional``, else
-    MissingInput ``no file PATH: run `dvc repro STAGE```; not JSON (with its line) or not UTF-8,
-    or JSON but not an object: InvalidData saying to regenerate it with ``dvc repro STAGE``."""
-    if not path.is_file():
-        if optional:
-            return None
-        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
-    try:
-        data = read_json(path)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        line = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
-        raise InvalidData(f"{path} is not valid JSON{line}: regenerate it with `dvc repro {stage}`") from None
-    if not isinstance(data, dict):
-        raise InvalidData(f"{path} must hold a JSON object; regenerate it with `dvc repro {stage}`")
-    return data
 
 
 # --------------------------------------------------------------------------- stats.json

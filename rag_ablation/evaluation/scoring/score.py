@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ablation.core.config import Params
-from rag_ablation.core.errors import MissingInput
-from rag_ablation.core.io import read_json
+from rag_ablation.core.io import read_output
 from rag_ablation.evaluation.scoring.audit import AuditSpan, audited_relevant
 from rag_ablation.evaluation.scoring.graded import Qrel
 from rag_ablation.evaluation.scoring.scores import score_answers, score_run
@@ -30,13 +29,6 @@ class Scores:
     audited: list[dict[str, Any]] = field(default_factory=list)
     answers: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # one line per config without rows, saying why
-
-
-def read_output(path: Path, stage: str) -> dict:
-    """A stage's JSON output; a missing one names the stage to run."""
-    if not path.is_file():
-        raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
-    return read_json(path)
 
 
 def score_configs(params: Params, questions: Sequence[Question], audit: Sequence[AuditSpan], *,

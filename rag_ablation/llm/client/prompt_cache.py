@@ -112,6 +112,11 @@ class PromptCache:
 _RESERVED_OPTIONS = frozenset({"num_predict", "stop"})
 
 
+NO_CALLS: dict[str, int] = {"calls": 0, "hits": 0, "misses": 0}
+""":meth:`CachedLLM.stats` when no LLM was asked anything: an LLM stage's latency record when
+its config cannot run or needs no model (write a copy, never change it)."""
+
+
 class CachedLLM:
     """A backend whose answers go through a ``PromptCache``.
 

@@ -160,6 +160,10 @@ def inputs_of(d: Path, **changes) -> html_data.Inputs:
                                  **{k: None if v is None else d / v for k, v in paths.items()})
 
 
+def test_a_missing_sweep_file_is_no_sweep(project):
+    assert inputs_of(project, sweep="metrics/no-such-sweep.json").sweep is None
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     return tiny_project(tmp_path_factory.mktemp("report_html"))

@@ -3,9 +3,7 @@ dicts shaped like metrics/stats.json, metrics/judge_detail.json, metrics/sweep.j
 latency files."""
 from __future__ import annotations
 
-import pytest
 
-from rag_ablation.core.errors import InvalidData, MissingInput
 from rag_ablation.evaluation.report import metrics_view as mv
 from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
 
@@ -119,18 +117,3 @@ def test_latency_files(tmp_path):
     assert mv.latency_value(tmp_path, "dense", "total", "p95_ms") == 1.5
     assert mv.latency_value(tmp_path, "bm25", "total", "p95_ms") is None  # not UTF-8
     assert mv.latency_value(tmp_path, "hyde", "total", "p95_ms") is None  # no file
-
-
-def test_read_stage_json(tmp_path):
-    good, bad, listed = tmp_path / "good.json", tmp_path / "bad.json", tmp_path / "list.json"
-    good.write_text('{"a": 1}', encoding="utf-8")
-    bad.write_text("{\n oops", encoding="utf-8")
-    listed.write_text("[1]", encoding="utf-8")
-    assert mv.read_stage_json(good, "stats") == {"a": 1}
-    assert mv.read_stage_json(tmp_path / "none.json", "sweep-report", optional=True) is None
-    with pytest.raises(MissingInput, match="run `dvc repro stats`"):
-        mv.read_stage_json(tmp_path / "none.json", "stats")
-    with pytest.raises(InvalidData, match=r"is not valid JSON \(line 2\): regenerate it with `dvc repro stats`"):
-        mv.read_stage_json(bad, "stats")
-    with pytest.raises(InvalidData, match="must hold a JSON object"):
-        mv.read_stage_json(listed, "stats")
