@@ -31,6 +31,9 @@ class StandIn:
     models: dict[str, str] = field(default_factory=lambda: {MODEL: DIGEST})
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
     reply: Callable[[list[dict[str, Any]]], str] = field(default=lambda messages: REPLY)
+    # the first reply token's alternatives sent when a chat asks for logprobs (Ollama 0.12.11+
+    # answers ``logprobs: [{token, logprob, top_logprobs: [...]}, ...]``); None: sent never
+    top_logprobs: list[dict[str, Any]] | None = None
 
     def bodies(self, path: str) -> list[Any]:
         return [body for _, p, body in self.requests if p == path]
@@ -87,7 +90,12 @@ def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
             if self.path == "/api/chat":
                 if name not in state.models:
                     return self._missing(name)
+                logprobs = ({"logprobs": [{"token": state.top_logprobs[0]["token"],
+                                           "logprob": state.top_logprobs[0]["logprob"],
+                                           "top_logprobs": state.top_logprobs[:body.get("top_logprobs") or 0]}]}
+                            if body.get("logprobs") and state.top_logprobs else {})
                 self._send(200, {
+                    **logprobs,
                     "model": name,
                     "created_at": "2025-01-01T00:00:00Z",
                     "message": {"role": "assistant", "content": state.reply(body.get("messages", []))},

@@ -42,12 +42,18 @@ class Generation:
     tokens as reported by the backend (0 when the backend did not report them). ``seconds`` is
     the wall-clock time of the backend call that produced the text, in seconds; a cached
     generation keeps the time of the call that originally produced it.
+
+    ``top_logprobs`` is the first reply token's most likely alternatives as ``(token text,
+    natural log probability)`` pairs, most likely first, when the call asked for them
+    (``chat(..., top_logprobs=k)``) and the backend returned them; ``None`` otherwise (not asked,
+    or a backend or model that gives no probabilities: never made up).
     """
 
     text: str
     prompt_tokens: int
     completion_tokens: int
     seconds: float
+    top_logprobs: tuple[tuple[str, float], ...] | None = None
 
 
 class Backend(ABC):
@@ -75,13 +81,35 @@ class Backend(ABC):
         out."""
 
     @abstractmethod
-    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = (),
+             top_logprobs: int = 0) -> Generation:
         """Answer ``messages`` with at most ``num_predict`` (>= 1) new tokens, ending early at
         the first of the ``stop`` strings (which is not part of the text).
+
+        ``top_logprobs`` > 0 also asks for the first reply token's ``top_logprobs`` most likely
+        alternatives (``Generation.top_logprobs``); a backend that cannot give them returns the
+        text with ``top_logprobs=None``. 0 asks for nothing (the request is as it always was).
 
         Raises ``ValueError`` for ``num_predict < 1`` and ``LLMUnavailable`` when the model
         cannot answer.
         """
+
+
+def first_token_alternatives(entries: Any, *, token_key: str = "token",
+                             logprob_key: str = "logprob") -> tuple[tuple[str, float], ...] | None:
+    """``Generation.top_logprobs`` from a server's list of ``{token, logprob}`` entries (the
+    OpenAI ``top_logprobs`` shape, which Ollama's client and llama.cpp's servers share), most
+    likely first. ``None`` when ``entries`` is not a non-empty list of such entries."""
+    if not isinstance(entries, list) or not entries:
+        return None
+    out = []
+    for e in entries:
+        token = e.get(token_key) if isinstance(e, dict) else getattr(e, token_key, None)
+        logprob = e.get(logprob_key) if isinstance(e, dict) else getattr(e, logprob_key, None)
+        if not isinstance(token, str) or isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
+            return None
+        out.append((token, float(logprob)))
+    return tuple(sorted(out, key=lambda t: -t[1]))
 
 
 def check_num_predict(num_predict: int) -> None:

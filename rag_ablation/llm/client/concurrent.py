@@ -36,6 +36,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, cast
 
 from rag_ablation.llm.client.base import Generation
+from rag_ablation.llm.client.prompt_cache import request_options
 
 Messages = list[dict[str, Any]]
 SEQUENTIAL_ONLY: frozenset[str] = frozenset()  # backends whose chat is not thread-safe
@@ -73,30 +74,34 @@ def chat_many(
     stop: Sequence[str] = (),
     concurrency: int = 1,
     progress: Callable[[Any], Any] = lambda it: it,
+    top_logprobs: int = 0,
 ) -> list[tuple[Generation, bool]]:
     """``[llm.chat(m, num_predict=num_predict, stop=stop) for m in conversations]`` with up to
     ``concurrency`` backend requests in flight (see the module docstring).
 
     ``llm`` is a ``CachedLLM`` (or an object with its ``key``, ``chat``, ``cache``, ``backend``
     and counters). ``progress`` wraps an iterable with one item per finished answer (e.g.
-    ``tqdm``); with concurrency 1 it wraps the conversations themselves, as before."""
+    ``tqdm``); with concurrency 1 it wraps the conversations themselves, as before.
+    ``top_logprobs`` > 0 asks each call for the first reply token's alternatives
+    (``Backend.chat``); it is part of the cache key only then."""
     check_concurrency(concurrency, getattr(llm.backend, "name", None))
     conversations = list(conversations)
+    request = request_options(num_predict=num_predict, stop=stop, top_logprobs=top_logprobs)
     if concurrency == 1:
-        return [llm.chat(m, num_predict=num_predict, stop=stop) for m in progress(conversations)]
+        return [llm.chat(m, **request) for m in progress(conversations)]
     results: list[tuple[Generation, bool] | None] = [None] * len(conversations)
-    for _ in progress(_Sized(_answer(llm, conversations, results, num_predict=num_predict, stop=stop,
+    for _ in progress(_Sized(_answer(llm, conversations, results, request=request,
                                      concurrency=concurrency), len(conversations))):
         pass
     # every slot is filled when _answer ends
     return cast(list[tuple[Generation, bool]], results)
 
 
-def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_predict: int,
-            stop: Sequence[str], concurrency: int) -> Iterator[int]:
+def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, request: dict[str, Any],
+            concurrency: int) -> Iterator[int]:
     """Fill ``results`` and yield each index as its answer is known. Runs in the calling thread;
-    only ``backend.chat`` runs in the workers."""
-    keys = [llm.key(m, num_predict=num_predict, stop=stop) for m in conversations]
+    only ``backend.chat`` runs in the workers. ``request``: ``request_options``."""
+    keys = [llm.key(m, **request) for m in conversations]
     later: dict[str, list[int]] = {}  # key -> indices of repeats of an earlier conversation
     to_send: list[int] = []
 
@@ -150,8 +155,8 @@ def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_
                 settle(i, gen, True)
                 yield from answered(i)
         if mine:
-            yield from _send(llm, conversations, keys, mine, settle, answered, num_predict=num_predict,
-                             stop=stop, concurrency=concurrency)
+            yield from _send(llm, conversations, keys, mine, settle, answered, request=request,
+                             concurrency=concurrency)
     finally:
         claims.release_all()
     for i in others:  # holding no claim now: wait for each owner in turn, then read its answer
@@ -159,7 +164,7 @@ def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_
             gen = llm.cache.get(keys[i])
             cached = gen is not None
             if not cached:  # its owner died or failed: ask ourselves
-                gen = llm.backend.chat(conversations[i], num_predict=num_predict, stop=stop)
+                gen = llm.backend.chat(conversations[i], **request)
                 llm.cache.put(keys[i], gen)
         settle(i, gen, cached)
         yield from answered(i)
@@ -167,12 +172,12 @@ def _answer(llm: Any, conversations: list[Messages], results: list[Any], *, num_
 
 def _send(llm: Any, conversations: list[Messages], keys: list[str], to_send: list[int],
           settle: Callable[[int, Generation, bool], None], answered: Callable[[int], Iterator[int]], *,
-          num_predict: int, stop: Sequence[str], concurrency: int) -> Iterator[int]:
+          request: dict[str, Any], concurrency: int) -> Iterator[int]:
     """Ask the backend for ``to_send`` (claimed keys) with up to ``concurrency`` requests in
     flight; store each answer, release its claim, and yield the indices it answers."""
     pool = ThreadPoolExecutor(max_workers=min(concurrency, len(to_send)), thread_name_prefix="llm-request")
     futures: dict[Future[Generation], int] = {
-        pool.submit(llm.backend.chat, conversations[i], num_predict=num_predict, stop=stop): i for i in to_send
+        pool.submit(llm.backend.chat, conversations[i], **request): i for i in to_send
     }
     stored: set[Future[Generation]] = set()
 

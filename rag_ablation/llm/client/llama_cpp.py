@@ -297,9 +297,15 @@ class LlamaCppBackend(Backend):
                 text = text.replace(special, special[0] + "\u200b" + special[1:])
         return text
 
-    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = (),
+             top_logprobs: int = 0) -> Generation:
         """One chat completion with the GGUF's own chat template; see ``Backend.chat``. Message
         text passes through ``plain_text`` first: special-token text in it is not interpreted.
+
+        ``top_logprobs`` > 0: the first reply token's alternatives are read from the logits the
+        sampler is given for that token (``FirstTokenLogprobs``), so the model needs no
+        ``logits_all`` (which would hold ``n_ctx x n_vocab`` floats per copy) and the reply is
+        the one it gives without them.
 
         A prompt longer than ``n_ctx - num_predict`` tokens makes llama_cpp raise
         ``ValueError``, which is passed through."""
@@ -307,6 +313,7 @@ class LlamaCppBackend(Backend):
         messages = [{**m, "content": self.plain_text(m["content"])} if isinstance(m.get("content"), str) else m
                     for m in messages]
         with self._copy() as llama:
+            first = FirstTokenLogprobs(llama, top_logprobs) if top_logprobs > 0 else None
             start = time.perf_counter()
             out = llama.create_chat_completion(
                 messages=messages,
@@ -314,6 +321,7 @@ class LlamaCppBackend(Backend):
                 stop=list(stop) or None,
                 temperature=self.temperature,
                 seed=self.seed,
+                **({"logits_processor": [first]} if first is not None else {}),
             )
             seconds = time.perf_counter() - start
         usage = out.get("usage") or {}
@@ -322,4 +330,32 @@ class LlamaCppBackend(Backend):
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             seconds=seconds,
+            top_logprobs=first.alternatives if first is not None else None,
         )
+
+
+class FirstTokenLogprobs:
+    """A llama-cpp-python logits processor that leaves every logit as it is and keeps, from the
+    first token it sees (the first reply token), the ``k`` most likely tokens with their natural
+    log probabilities: ``log p_i = z_i - logsumexp(z)`` over the whole vocabulary, most likely
+    first, ties in token id order. ``alternatives`` stays None if no token was sampled."""
+
+    def __init__(self, llama: Any, k: int) -> None:
+        self.llama = llama
+        self.k = k
+        self.alternatives: tuple[tuple[str, float], ...] | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.alternatives is None:
+            import numpy as np
+
+            z = np.asarray(scores, dtype=np.float64)
+            top = np.max(z)
+            log_norm = top + np.log(np.sum(np.exp(z - top)))
+            k = min(self.k, z.size)
+            ids = np.argpartition(-z, k - 1)[:k]
+            ids = sorted(ids.tolist(), key=lambda i: (-z[i], i))
+            self.alternatives = tuple(
+                (self.llama.detokenize([i], special=True).decode("utf-8", errors="replace"), float(z[i] - log_norm))
+                for i in ids)
+        return scores

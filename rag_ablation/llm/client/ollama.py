@@ -9,7 +9,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from rag_ablation.llm.client.base import Backend, Generation, LLMUnavailable, check_num_predict
+from rag_ablation.llm.client.base import (Backend, Generation, LLMUnavailable, check_num_predict,
+                                         first_token_alternatives)
 from rag_ablation.support.retry import DEFAULT_BACKOFF, DEFAULT_RETRIES, RetriesExhausted, call_with_retries, describe
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
@@ -134,17 +135,49 @@ class OllamaBackend(Backend):
         and how long)."""
         return {"temperature": self.temperature, "seed": self.seed, "num_ctx": self.num_ctx}
 
-    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = (),
+             top_logprobs: int = 0) -> Generation:
         """One non-streamed ``/api/chat`` call; token counts are the server's
-        ``prompt_eval_count`` and ``eval_count``; see ``Backend.chat``."""
+        ``prompt_eval_count`` and ``eval_count``; see ``Backend.chat``.
+
+        ``top_logprobs`` > 0 passes ``logprobs=True, top_logprobs=k`` (ollama-python 0.6.1 and
+        later; Ollama 0.12.11 and later answer them) and reads the first entry of the reply's
+        ``logprobs``. An older client, which has no such arguments, or a server that answers
+        without them gives ``Generation.top_logprobs = None``."""
         check_num_predict(num_predict)
         options = {**self.settings(), "num_predict": num_predict, **({"stop": list(stop)} if stop else {})}
+        extra: dict[str, Any] = {}
+        if top_logprobs > 0 and _client_takes_logprobs():
+            extra = {"logprobs": True, "top_logprobs": top_logprobs}
         start = time.perf_counter()
-        resp = self._call("chat", model=self.model, messages=messages, options=options, stream=False)
+        resp = self._call("chat", model=self.model, messages=messages, options=options, stream=False, **extra)
         seconds = time.perf_counter() - start
         return Generation(
             text=resp.message.content or "",
             prompt_tokens=int(resp.prompt_eval_count or 0),
             completion_tokens=int(resp.eval_count or 0),
             seconds=seconds,
+            top_logprobs=_first_token_logprobs(resp) if extra else None,
         )
+
+
+def _client_takes_logprobs() -> bool:
+    """Whether the installed ollama client's ``Client.chat`` has the ``top_logprobs`` argument."""
+    import inspect
+
+    import ollama
+
+    return "top_logprobs" in inspect.signature(ollama.Client.chat).parameters
+
+
+def _first_token_logprobs(resp: Any) -> tuple[tuple[str, float], ...] | None:
+    """The first reply token's alternatives in an Ollama chat response (``logprobs[0].top_logprobs``,
+    attribute or key access), or None when there are none."""
+    entries = getattr(resp, "logprobs", None)
+    if entries is None and isinstance(resp, dict):
+        entries = resp.get("logprobs")
+    if not entries:
+        return None
+    first = entries[0]
+    alts = first.get("top_logprobs") if isinstance(first, dict) else getattr(first, "top_logprobs", None)
+    return first_token_alternatives(alts)

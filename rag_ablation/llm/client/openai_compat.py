@@ -45,7 +45,8 @@ from typing import Any, ClassVar
 
 import httpx
 
-from rag_ablation.llm.client.base import Backend, Generation, LLMUnavailable, check_num_predict
+from rag_ablation.llm.client.base import (Backend, Generation, LLMUnavailable, check_num_predict,
+                                         first_token_alternatives)
 from rag_ablation.support.retry import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRIES,
@@ -73,6 +74,15 @@ def api_key_from_env(var: str | None) -> str | None:
             f"server without keys"
         )
     return key.strip()
+
+
+def _first_token_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
+    """The first reply token's alternatives of one chat completion choice
+    (``logprobs.content[0].top_logprobs``), or None when the server sent none."""
+    logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    first = content[0] if isinstance(content, list) and content else None
+    return first_token_alternatives(first.get("top_logprobs")) if isinstance(first, dict) else None
 
 
 def _normalise_urls(base_urls: str | Sequence[str]) -> tuple[str, ...]:
@@ -244,16 +254,22 @@ class OpenAICompatBackend(Backend):
         where and how long)."""
         return {"temperature": self.temperature, "seed": self.seed, "num_ctx": self.num_ctx}
 
-    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> Generation:
+    def chat(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = (),
+             top_logprobs: int = 0) -> Generation:
         """One non-streamed chat completion (``max_tokens=num_predict``, ``stop`` when given);
         token counts are the server's ``usage``. Checks the model first (``identity``, once);
-        see ``Backend.chat``."""
+        see ``Backend.chat``. ``top_logprobs`` > 0 sends ``logprobs: true`` and
+        ``top_logprobs`` and reads ``choices[0].logprobs.content[0].top_logprobs`` (as vLLM,
+        llama.cpp's servers and OpenAI answer); a server that answers without them gives
+        ``Generation.top_logprobs = None``."""
         check_num_predict(num_predict)
         self.identity()
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": num_predict,
                                 "temperature": self.temperature, "seed": self.seed, "stream": False}
         if stop:
             body["stop"] = list(stop)
+        if top_logprobs > 0:
+            body.update(logprobs=True, top_logprobs=top_logprobs)
         start = time.perf_counter()
 
         def parse(url: str, out: Any) -> Generation:
@@ -263,7 +279,8 @@ class OpenAICompatBackend(Backend):
                 usage = out.get("usage") or {}
                 return Generation(text=str(text), prompt_tokens=int(usage.get("prompt_tokens") or 0),
                                   completion_tokens=int(usage.get("completion_tokens") or 0),
-                                  seconds=time.perf_counter() - start)
+                                  seconds=time.perf_counter() - start,
+                                  top_logprobs=_first_token_logprobs(out["choices"][0]) if top_logprobs > 0 else None)
             except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
                 raise MalformedResponse(f"{url}/chat/completions answered JSON without choices[0].message "
                                         f"({str(out)[:120]!r})") from e

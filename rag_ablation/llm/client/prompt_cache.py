@@ -64,26 +64,32 @@ class PromptCache:
                 " completion_tokens INTEGER NOT NULL,"
                 " seconds REAL NOT NULL)"
             )
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(generations)")}
+            if "top_logprobs" not in columns:  # a cache written before answers kept probabilities
+                self._conn.execute("ALTER TABLE generations ADD COLUMN top_logprobs TEXT")
         self.claims = Claims(f"{self.path}.claims")
 
     def get(self, key: str) -> Generation | None:
         """The generation stored under ``key``, or ``None`` if there is none."""
         with guarded(self.path, "prompt"):
             row = self._conn.execute(
-                "SELECT text, prompt_tokens, completion_tokens, seconds FROM generations WHERE key = ?",
+                "SELECT text, prompt_tokens, completion_tokens, seconds, top_logprobs FROM generations WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        return Generation(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], seconds=row[3])
+        alternatives = None if row[4] is None else tuple((str(t), float(lp)) for t, lp in json.loads(row[4]))
+        return Generation(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], seconds=row[3],
+                          top_logprobs=alternatives)
 
     def put(self, key: str, gen: Generation) -> None:
         """Store ``gen`` under ``key`` (replacing any earlier entry), committed before returning."""
         with guarded(self.path, "prompt"):
             self._conn.execute(
-                "INSERT OR REPLACE INTO generations (key, text, prompt_tokens, completion_tokens, seconds)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (key, gen.text, gen.prompt_tokens, gen.completion_tokens, gen.seconds),
+                "INSERT OR REPLACE INTO generations (key, text, prompt_tokens, completion_tokens, seconds,"
+                " top_logprobs) VALUES (?, ?, ?, ?, ?, ?)",
+                (key, gen.text, gen.prompt_tokens, gen.completion_tokens, gen.seconds,
+                 None if gen.top_logprobs is None else json.dumps([list(t) for t in gen.top_logprobs])),
             )
 
     def __len__(self) -> int:
@@ -109,7 +115,16 @@ class PromptCache:
         self.close()
 
 
-_RESERVED_OPTIONS = frozenset({"num_predict", "stop"})
+_RESERVED_OPTIONS = frozenset({"num_predict", "stop", "top_logprobs"})
+
+
+def request_options(*, num_predict: int, stop: Sequence[str] = (), top_logprobs: int = 0) -> dict[str, Any]:
+    """The keyword arguments of one call (``CachedLLM.chat`` and ``key``, ``Backend.chat``):
+    ``num_predict`` and ``stop`` always, ``top_logprobs`` only when above 0, so a call that asks
+    for no probabilities is the call it always was (same cache key, same backend request)."""
+    if isinstance(top_logprobs, bool) or not isinstance(top_logprobs, int) or top_logprobs < 0:
+        raise ValueError(f"top_logprobs must be an int >= 0, got {top_logprobs!r}")
+    return {"num_predict": num_predict, "stop": stop, **({"top_logprobs": top_logprobs} if top_logprobs else {})}
 
 
 NO_CALLS: dict[str, int] = {"calls": 0, "hits": 0, "misses": 0}
@@ -151,20 +166,25 @@ class CachedLLM:
         self.hits = 0
         self.misses = 0
 
-    def key(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = ()) -> str:
-        """The cache key of this call (see the class docstring). Stop strings count only when
-        given, so calls without them keep the keys they always had."""
+    def key(self, messages: list[dict[str, Any]], *, num_predict: int, stop: Sequence[str] = (),
+            top_logprobs: int = 0) -> str:
+        """The cache key of this call (see the class docstring). Stop strings and
+        ``top_logprobs`` count only when given, so calls without them keep the keys they always had."""
         options = {**self.backend.settings(), **self.options, "num_predict": num_predict,
-                   **({"stop": list(stop)} if stop else {})}
+                   **({"stop": list(stop)} if stop else {}),
+                   **({"top_logprobs": top_logprobs} if top_logprobs else {})}
         return cache_key(self.backend.identity(), messages, options)
 
     def chat(self, messages: list[dict[str, Any]], *, num_predict: int,
-             stop: Sequence[str] = ()) -> tuple[Generation, bool]:
+             stop: Sequence[str] = (), top_logprobs: int = 0) -> tuple[Generation, bool]:
         """The answer to ``messages`` and whether it was served from the cache.
 
-        A miss calls the backend and stores the answer before returning it; a backend error
-        passes through, stores nothing and counts nothing."""
-        key = self.key(messages, num_predict=num_predict, stop=stop)
+        ``top_logprobs`` > 0 asks the backend for the first reply token's alternatives too
+        (``Backend.chat``), and is then part of the key. A miss calls the backend and stores
+        the answer before returning it; a backend error passes through, stores nothing and
+        counts nothing."""
+        request = request_options(num_predict=num_predict, stop=stop, top_logprobs=top_logprobs)
+        key = self.key(messages, **request)
         gen = self.cache.get(key)
         if gen is not None:
             self.hits += 1
@@ -176,7 +196,7 @@ class CachedLLM:
                 self.hits += 1
                 self.calls += 1
                 return gen, True
-            gen = self.backend.chat(messages, num_predict=num_predict, stop=stop)
+            gen = self.backend.chat(messages, **request)
             self.cache.put(key, gen)
         self.misses += 1
         self.calls += 1

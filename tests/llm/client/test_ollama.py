@@ -98,3 +98,25 @@ def test_num_predict_must_be_positive(stand_in: StandIn) -> None:
         with pytest.raises(ValueError, match="num_predict"):
             backend.chat(QUESTION, num_predict=bad)  # type: ignore[arg-type]
     assert stand_in.requests == []
+
+
+def test_top_logprobs_are_asked_for_and_read_from_the_first_token(stand_in: StandIn) -> None:
+    """Ollama answers ``logprobs`` per reply token with its ``top_logprobs``; the backend keeps the
+    first token's, most likely first, and asks for them only when told to."""
+    stand_in.top_logprobs = [{"token": "CORRECT", "logprob": -0.25}, {"token": "INCORRECT", "logprob": -1.5},
+                             {"token": "Cor", "logprob": -4.0}]
+    backend = make_backend("ollama", model=MODEL, host=stand_in.url)
+    gen = backend.chat(QUESTION, num_predict=4, top_logprobs=2)
+    assert gen.top_logprobs == (("CORRECT", -0.25), ("INCORRECT", -1.5))
+    plain = backend.chat(QUESTION, num_predict=4)
+    assert plain.top_logprobs is None and plain.text == gen.text
+    first, second = stand_in.bodies("/api/chat")
+    assert (first["logprobs"], first["top_logprobs"]) == (True, 2)
+    assert "logprobs" not in second and "top_logprobs" not in second
+
+
+def test_a_server_without_logprobs_gives_the_text_and_no_score(stand_in: StandIn) -> None:
+    """An Ollama older than 0.12.11 ignores the request: the reply comes back without
+    probabilities, and the generation says so with None (never a made-up number)."""
+    gen = make_backend("ollama", model=MODEL, host=stand_in.url).chat(QUESTION, num_predict=4, top_logprobs=5)
+    assert gen.text == REPLY and gen.top_logprobs is None

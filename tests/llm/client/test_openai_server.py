@@ -100,3 +100,19 @@ def test_wrong_model_and_dead_port_each_give_one_message(server: str) -> None:
     msg = str(err.value)
     assert dead in msg and f"'{ALIAS}'" in msg and "no server answers" in msg and "ConnectError" in msg
     assert "\n" not in msg
+
+
+def test_top_logprobs_from_the_server_equal_the_embedded_models(server: str) -> None:
+    """llama_cpp.server answers ``logprobs.content[0].top_logprobs``; the embedded backend reads
+    the same distribution from the sampler's logits (no ``logits_all``): same tokens, same order,
+    log probabilities equal to float32 rounding, and a reply no different from one asked without."""
+    served = OpenAICompatBackend(ALIAS, server, timeout=60).chat(PROMPTS[2], num_predict=4, top_logprobs=5)
+    embedded_backend = LlamaCppBackend(n_threads=1, n_ctx=2048)
+    embedded = embedded_backend.chat(PROMPTS[2], num_predict=4, top_logprobs=5)
+    assert served.top_logprobs is not None and embedded.top_logprobs is not None
+    assert [t for t, _ in served.top_logprobs] == [t for t, _ in embedded.top_logprobs]
+    assert served.top_logprobs[0][1] == pytest.approx(embedded.top_logprobs[0][1], abs=1e-3)
+    assert all(a >= b for (_, a), (_, b) in zip(embedded.top_logprobs, embedded.top_logprobs[1:]))
+    assert embedded.text == embedded_backend.chat(PROMPTS[2], num_predict=4).text == served.text
+    # the greedy reply begins with the most likely first token
+    assert embedded.text.startswith(embedded.top_logprobs[0][0].lstrip()) or embedded.top_logprobs[0][0].strip() == ""
