@@ -21,7 +21,8 @@ from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.llm.client.registry import backend_from_config
-from rag_ablation.evaluation.judges.judging import build_judges, judge_answers, judge_availability, llm_judge
+from rag_ablation.evaluation.judges.judging import (build_judges, judge_answers, judge_availability, llm_judge,
+                                                    unscored_note)
 from rag_ablation.llm.client.prompt_cache import NO_CALLS, CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
 
@@ -60,7 +61,8 @@ def main() -> None:
 
     def make_llm_judge():
         return llm_judge(cached, template, num_predict=jc.num_predict, concurrency=judge_llm.concurrency,
-                         progress=lambda it: tqdm(it, desc=f"judge@{args.name}", file=sys.stderr))
+                         progress=lambda it: tqdm(it, desc=f"judge@{args.name}", file=sys.stderr),
+                         top_logprobs=jc.top_logprobs)
 
     judges = build_judges(available.runnable, token_f1_threshold=jc.token_f1_threshold,
                           llm=make_llm_judge if cached is not None else None)
@@ -68,6 +70,12 @@ def main() -> None:
     out["verdicts"] = judged.rows()
     for name, invalid in judged.invalid().items():
         out["judges"][name]["invalid"] = invalid
+    for name, unscored in judged.unscored().items():
+        out["judges"][name]["unscored"] = unscored
+    note = unscored_note(judged.unscored().get("llm"), len(out["verdicts"]), top_logprobs=jc.top_logprobs)
+    if note:
+        out["judges"]["llm"]["score_note"] = note
+        print(f"judge@{args.name}: {note}", file=sys.stderr)
     write_json(args.out, out)
     write_json(args.latency, cached.stats() if cached else NO_CALLS)
     print(f"judge@{args.name}: {judged.summary()}", file=sys.stderr)

@@ -65,7 +65,8 @@ def main() -> None:
         out["judges"]["llm"]["llm"] = identity
     judges = build_judges(available.runnable, token_f1_threshold=jc.token_f1_threshold,
                           llm=(lambda: llm_judge(judge_llm, template, num_predict=jc.num_predict,
-                                                 concurrency=judge_cfg.concurrency)) if llm_ok else None)
+                                                 concurrency=judge_cfg.concurrency,
+                                                 top_logprobs=jc.top_logprobs)) if llm_ok else None)
     out["canaries"]["items"] = canary_rows(canaried, questions, judges)
 
     sample = bias_sample(graded, jc.bias_sample, jc.bias_seed)
@@ -77,6 +78,7 @@ def main() -> None:
     pair_template = load_template(args.prompts, jc.pairwise_prompt, needs=["question", "a", "b"])
     out["length"] = {"status": "ok", "reason": None, "judge": identity,
                      "pairs": length_pairs(judge_llm, pair_template, questions, sample, num_predict=jc.num_predict,
+                                           top_logprobs=jc.top_logprobs,
                                            concurrency=judge_cfg.concurrency)}
 
     out["self_preference"] = self_preference(

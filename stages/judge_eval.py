@@ -18,7 +18,8 @@ from pathlib import Path
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.evaluation.judges.grades import load_grades
-from rag_ablation.evaluation.judges.judge_eval import evaluate
+from rag_ablation.evaluation.judges.judge_eval import canary_score, evaluate
+from rag_ablation.evaluation.judges.scored import COMBINED
 from rag_ablation.evaluation.scoring.scores import read_scores, write_scores
 from rag_ablation.core.io import read_output, write_json
 
@@ -35,21 +36,26 @@ def main() -> None:
     ap.add_argument("--verdicts", type=Path, required=True, help="per-question verdicts (CSV)")
     ap.add_argument("--plot", type=Path, required=True, help="coverage-accuracy curve rows (JSON)")
     ap.add_argument("--canaries", type=Path, required=True, help="canary answers and every judge's verdict (CSV)")
+    ap.add_argument("--roc", type=Path, required=True, help="every scored judge's ROC curve on the hand grades (JSON)")
     args = ap.parse_args()
     params = load_config()
     judges = list(params.judge.judges)
     judgments = {c: read_output(args.judgments / f"{c}.json", f"judge@{c}") for c in params.generation.configs}
     checks = read_output(args.checks, "judge_checks")
-    metrics, detail, verdict_rows, plot_rows = evaluate(
+    metrics, detail, verdict_rows, plot_rows, roc_rows = evaluate(
         answer_rows=read_scores(args.answer_scores), retrieval_rows=read_scores(args.retrieval_scores),
         judgments=judgments, checks=checks, grades=load_grades(args.grades),
-        judges=judges, settings=params.stats)
+        judges=judges, settings=params.stats, threshold_folds=params.judge.threshold_folds)
     write_json(args.out, metrics)
     write_json(args.detail, detail)
-    write_scores(args.verdicts, verdict_rows, ["config", "id", "slice", "answer_sha256", "hand", *judges])
+    write_scores(args.verdicts, verdict_rows, ["config", "id", "slice", "answer_sha256", "hand",
+                                               *(c for j in judges for c in (j, f"{j}_score")), COMBINED, f"{COMBINED}_score"])
     write_json(args.plot, plot_rows)
-    write_scores(args.canaries, checks["canaries"]["items"],
-                 ["id", "kind", "text", *(f"verdict_{j}" for j in checks["judges"] if checks["judges"][j]["status"] == "ok")])
+    write_json(args.roc, roc_rows)
+    ran = [j for j in checks["judges"] if checks["judges"][j]["status"] == "ok"]
+    write_scores(args.canaries, [{**it, **{f"score_{j}": canary_score(it.get(f"score_{j}")) for j in ran}}
+                                 for it in checks["canaries"]["items"]],
+                 ["id", "kind", "text", *(c for j in ran for c in (f"verdict_{j}", f"score_{j}"))])
     g = detail["grades"]
     print(f"judge_eval: {g['matching']} hand grades match current answers ({g['stale']} stale, "
           f"{g['unknown']} for answers that no longer exist) of {g['answers']} answers", file=sys.stderr)

@@ -754,7 +754,10 @@ class JudgeConfig:
     self-preference, and ``second_llm`` (a block like ``llm:``, or None): a second answer model
     whose answers both models judge, for self-preference. ``canary_sample``: the canaries are
     made for a seeded sample (``bias_seed``) of that many graded answerable questions; None: for
-    every one."""
+    every one. ``top_logprobs``: how many alternatives of the first reply token the LLM judge
+    asks for, to score each verdict by P(CORRECT) (0: the reply's word only, no score).
+    ``threshold_folds``: the folds of the hand-graded answers (seeded by ``stats.seed``) over
+    which each judge's threshold is cross-fitted (``evaluation.judges.thresholds``)."""
 
     judges: tuple[str, ...] = JUDGE_NAMES
     token_f1_threshold: float = 0.5
@@ -766,9 +769,16 @@ class JudgeConfig:
     bias_seed: int = 0
     second_llm: LlmConfig | None = None
     canary_sample: int | None = None
+    top_logprobs: int = 20
+    threshold_folds: int = 5
 
     @classmethod
     def from_params(cls, spec: Any) -> JudgeConfig:
+        def folds(v: Any, where: str) -> int:
+            if not _is_int(v) or v < 2:
+                raise _fail(where, "an integer >= 2 (the folds of the hand grades)", v)
+            return int(v)
+
         def judges(v: Any, where: str) -> tuple[str, ...]:
             if not isinstance(v, list) or not v or not all(x in JUDGE_NAMES for x in v) or len(set(v)) != len(v):
                 raise _fail(where, f"a non-empty list of distinct judges from {', '.join(JUDGE_NAMES)}", v)
@@ -778,7 +788,8 @@ class JudgeConfig:
             "judges": judges, "token_f1_threshold": unit_number, "prompt": text, "pairwise_prompt": text,
             "num_predict": positive_int, "llm": lambda x, w: LlmConfig.from_params(x, w),
             "bias_sample": positive_int, "bias_seed": integer, "canary_sample": positive_int,
-            "second_llm": lambda x, w: LlmConfig.from_params(x, w)}, defaults=field_defaults(cls))
+            "second_llm": lambda x, w: LlmConfig.from_params(x, w), "top_logprobs": non_negative_int,
+            "threshold_folds": folds}, defaults=field_defaults(cls))
         return cls(**v)
 
     def judge_llm(self, answer_llm: LlmConfig) -> LlmConfig:

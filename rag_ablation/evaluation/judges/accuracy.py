@@ -32,7 +32,9 @@ __all__ = [
     "PPIAccuracy",
     "hand_only",
     "judge_only",
+    "crossppi_accuracy",
     "ppi_accuracy",
+    "ppi_accuracy_scores",
     "wilson_accuracy",
 ]
 
@@ -350,3 +352,68 @@ def ppi_accuracy(
         gain=gain,
         note=note,
     )
+
+
+# ------------------------------------------------------------------ PPI++ on scores
+
+
+def _score_values(values: Sequence[float], name: str) -> np.ndarray:
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or not np.all(np.isfinite(x)) or np.any((x < 0) | (x > 1)):
+        raise ValueError(f"{name}: expected scores in [0, 1] (one per answer, none missing)")
+    return x
+
+
+def ppi_accuracy_scores(human_labeled: Sequence[bool], score_labeled: Sequence[float],
+                        score_unlabeled: Sequence[float], *, confidence: float = 0.95) -> PPIAccuracy:
+    """PPI++ accuracy with a judge's *score* in [0, 1] as its prediction instead of its 0/1
+    verdict: the formulas of :func:`ppi_accuracy` with ``Yhat`` = the scores (PPI's prediction
+    may be any number; a score keeps the information a threshold throws away). The score must
+    not have been fit on these hand grades (a raw judge score is not); a combined judge fit on
+    grades goes through :func:`crossppi_accuracy`. Raises ValueError on a missing or
+    out-of-range score, unequal labeled lengths, or fewer than 2 labeled or unlabeled answers."""
+    y = verdict_codes(human_labeled, "human_labeled", allow_invalid=False).astype(float)
+    yhat = _score_values(score_labeled, "score_labeled")
+    yhat_u = _score_values(score_unlabeled, "score_unlabeled")
+    check_same_length(y, yhat, ("human_labeled", "score_labeled"))
+    if y.size < 2 or yhat_u.size < 2:
+        raise ValueError(f"PPI needs at least 2 labeled and 2 unlabeled answers, got {y.size} and {yhat_u.size}")
+    confidence = check_open_unit(confidence, "confidence")
+    alpha = 1 - confidence
+    classical = _classical_interval(y, alpha)
+    lam, lam_arg, note = _chosen_lambda(y, yhat, yhat_u)
+    interval = _ppi_interval(y, yhat, yhat_u, alpha, lam_arg)
+    effective = _effective_size(int(y.size), classical, interval)
+    n_eff, gain = effective if effective is not None else (None, None)
+    return PPIAccuracy(estimate=interval.estimate, interval=interval, classical=classical, lam=lam,
+                       n_labeled=int(y.size), n_unlabeled=int(yhat_u.size), invalid_labeled=0, invalid_unlabeled=0,
+                       n_eff=n_eff, gain=gain, note=note)
+
+
+def crossppi_accuracy(human_labeled: Sequence[bool], score_labeled: Sequence[float],
+                      fold_scores_unlabeled: np.ndarray, *, confidence: float = 0.95) -> PPIAccuracy:
+    """Cross-prediction-powered accuracy (``ppi_py.crossppi_mean_ci``, Zrnic and Candes 2024) for
+    a prediction *fit on the hand grades* by cross-fitting (the combined judge): ``score_labeled``
+    are the graded answers' out-of-fold scores, ``fold_scores_unlabeled`` every fold model's
+    score of each ungraded answer (shape N x K). Estimate
+    ``mean_u(mean_k Yhat_k) - mean(Yhat - Y)``; interval ``estimate -+ z sqrt(var(mean_k
+    Yhat_u)/N + var(Yhat - Y)/n)``; ``lam`` is 1 (cross-PPI has no power tuning). No grade is
+    both a model's training data and its own correction, so the interval is valid."""
+    y = verdict_codes(human_labeled, "human_labeled", allow_invalid=False).astype(float)
+    yhat = _score_values(score_labeled, "score_labeled")
+    yhat_u = np.asarray(fold_scores_unlabeled, dtype=float)
+    check_same_length(y, yhat, ("human_labeled", "score_labeled"))
+    if yhat_u.ndim != 2 or y.size < 2 or yhat_u.shape[0] < 2:
+        raise ValueError("cross-PPI needs at least 2 labeled answers and an N x K table of 2 or more unlabeled ones")
+    confidence = check_open_unit(confidence, "confidence")
+    alpha = 1 - confidence
+    ppi = _ppi_py()
+    low, high = ppi.crossppi_mean_ci(y, yhat, yhat_u, alpha=alpha)
+    estimate = _scalar(ppi.crossppi_mean_pointestimate(y, yhat, yhat_u))
+    interval = Interval(estimate, _scalar(low), _scalar(high), int(y.size) + int(yhat_u.shape[0]), "cross-ppi")
+    classical = _classical_interval(y, alpha)
+    effective = _effective_size(int(y.size), classical, interval)
+    n_eff, gain = effective if effective is not None else (None, None)
+    return PPIAccuracy(estimate=estimate, interval=interval, classical=classical, lam=1.0, n_labeled=int(y.size),
+                       n_unlabeled=int(yhat_u.shape[0]), invalid_labeled=0, invalid_unlabeled=0,
+                       n_eff=n_eff, gain=gain, note=None)

@@ -4,12 +4,14 @@ the length pairs judged in both orders, and self-preference between two answer m
 Records are plain dicts (written as JSON by the stage, read by
 ``rag_ablation.evaluation.judges.judge_eval``):
 
-* a canary row: ``id``, ``kind`` (``CANARY_KINDS``), ``text`` and ``verdict_<judge>``
-  (``correct``, ``incorrect`` or ``invalid``) for every judge run;
+* a canary row: ``id``, ``kind`` (``CANARY_KINDS``), ``text``, ``verdict_<judge>``
+  (``correct``, ``incorrect`` or ``invalid``) and ``score_<judge>`` (the judge's score in [0, 1],
+  None when it gave none) for every judge run;
 * a pair row: ``id``, the two raw replies (``x_first_reply``: the x answer in slot A;
   ``y_first_reply``: swapped), which answer each order picked (``x_first_pick``,
-  ``y_first_pick``: the x or y name, None when the reply was not A or B) and ``winner`` (a name
-  when both orders agree, else ``tie``).
+  ``y_first_pick``: the x or y name, None when the reply was not A or B), ``winner`` (a name
+  when both orders agree, else ``tie``) and each order's P(A) from its first reply token
+  (``x_first_p_a``, ``y_first_p_a``; None without token probabilities).
 """
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ def canary_rows(graded: Sequence[str], questions: Mapping[str, Mapping[str, Any]
             keys.append((qid, kind, text))
     results = {name: judge(items) for name, judge in judges.items()}
     return [{"id": qid, "kind": kind, "text": text,
-             **{f"verdict_{n}": VERDICT_NAMES[v[i].verdict] for n, v in results.items()}}
+             **{f"verdict_{n}": VERDICT_NAMES[v[i].verdict] for n, v in results.items()},
+             **{f"score_{n}": v[i].score for n, v in results.items()}}
             for i, (qid, kind, text) in enumerate(keys)]
 
 
@@ -65,14 +68,16 @@ def pair_row(qid: str, r: PairResult, x: str, y: str) -> dict[str, Any]:
     first, second = r.picks
     return {"id": qid, "x_first_reply": r.x_first_reply, "y_first_reply": r.y_first_reply,
             "x_first_pick": names.get(first or ""), "y_first_pick": names.get(second or ""),
-            "winner": names.get(r.winner, "tie")}
+            "winner": names.get(r.winner, "tie"), "x_first_p_a": r.x_first_p_a, "y_first_p_a": r.y_first_p_a}
 
 
 def length_pairs(llm: CachedLLM, template: str, questions: Mapping[str, Mapping[str, Any]], ids: Sequence[str], *,
-                 num_predict: int, concurrency: int) -> list[dict[str, Any]]:
-    """Each reference (``short``) against itself padded (``long``), in both orders."""
+                 num_predict: int, concurrency: int, top_logprobs: int = 0) -> list[dict[str, Any]]:
+    """Each reference (``short``) against itself padded (``long``), in both orders (each order's
+    P(A) too with ``top_logprobs`` > 0)."""
     pairs = [(questions[q]["question"], questions[q]["answer"], padded(questions[q]["answer"])) for q in ids]
-    results = compare_both_orders(llm, template, pairs, num_predict=num_predict, concurrency=concurrency)
+    results = compare_both_orders(llm, template, pairs, num_predict=num_predict, concurrency=concurrency,
+                                  top_logprobs=top_logprobs)
     return [pair_row(q, r, "short", "long") for q, r in zip(ids, results)]
 
 

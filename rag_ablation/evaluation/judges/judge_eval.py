@@ -29,7 +29,14 @@ A hand grade counts only for the exact answer text it was given for (``grades.ma
   best with the hand grades, by Cohen's kappa) on every answer.
 * Unanswerable questions per config: decline rate (Wilson), the +1/0/-1 score (hand grades where
   present), and a sweep of the top retrieval score under which to decline, over every question.
-* Canaries: per judge and kind, the share accepted. Bias: for the length pairs, the
+* Scores (``scored``): every judge's score against the hand grades (AUC with its interval, the
+  ROC curve), its verdicts at a threshold chosen by cross-fitting (kappa, TPR, TNR), the
+  combined judge, and the primary judge: the one with the best cross-fitted kappa. Its verdicts
+  (cross-fitted on graded answers, from the all-grades threshold elsewhere) make the judge's
+  failure tables; without any scored judge the primary is the best by fixed-threshold kappa.
+  PPI++ per config also runs on each judge's score, and cross-PPI on the combined judge's.
+* Canaries: per judge and kind, the share accepted; ``canary_flags`` names every judge that
+  accepts a canary that must be rejected. Bias: for the length pairs, the
   position-consistency rate, the first-slot win rate (Wilson) and wins of the long and short
   answers (a win counts only when both orders agree); self-preference when two answer models
   were configured, else "not measured".
@@ -43,12 +50,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ablation.core.config import StatsConfig
-from rag_ablation.evaluation.judges.accuracy import hand_only, judge_only, ppi_accuracy
+from rag_ablation.evaluation.judges.accuracy import (crossppi_accuracy, hand_only, judge_only, ppi_accuracy,
+                                                     ppi_accuracy_scores)
 from rag_ablation.evaluation.judges.agreement import agreement, disagreements
 from rag_ablation.evaluation.judges.canaries import canary_rates
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
 from rag_ablation.evaluation.judges.grades import Grade, match_hashes
-from rag_ablation.evaluation.judges.ppi_check import split_half_check
+from rag_ablation.evaluation.judges.ppi_check import split_half_check, split_half_scores
+from rag_ablation.evaluation.judges.scored import COMBINED, ScoredJudges, score_judges
 from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_bootstrap_ci, paired_counts,
                                                           sign_test_p, wilson_interval)
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
@@ -76,6 +85,69 @@ def _numbers(obj: Any) -> Any:
 def verdicts_of(judgment: Mapping[str, Any], judge: str) -> dict[str, bool | None]:
     """Question id -> the judge's verdict in one ``judge@CONFIG`` file."""
     return {r["id"]: VERDICTS[r[judge]["verdict"]] for r in judgment["verdicts"] if judge in r}
+
+
+def scores_of(judgment: Mapping[str, Any], judge: str) -> dict[str, float | None]:
+    """Question id -> the judge's score in one ``judge@CONFIG`` file (None where it gave none,
+    and in files written before judges kept scores)."""
+    return {r["id"]: r[judge].get("score") for r in judgment["verdicts"] if judge in r}
+
+
+def score_accuracy(config: str, ids: Sequence[str], hand: Mapping[str, bool], scored: ScoredJudges, name: str,
+                   scores: Mapping[tuple[str, str], float | None], settings: StatsConfig,
+                   folds: int) -> dict[str, Any] | None:
+    """PPI++ of one config with the judge ``name``'s score as the prediction (cross-PPI for the
+    combined judge, whose model is fit on grades), and its split-half check; None when some of
+    the config's answers have no score."""
+    if name == COMBINED:
+        feats = {i: scored.features[(config, i)] for i in ids if (config, i) in scored.features}
+        if len(feats) < len(ids):
+            return None
+        out: dict[str, Any] = {}
+        unlabeled = [i for i in ids if i not in hand]
+        graded = sorted(hand)
+        if len(graded) >= 2 and len(unlabeled) >= 2:
+            chosen = scored.chosen[COMBINED]
+            out["ppi"] = crossppi_accuracy([hand[i] for i in graded], [chosen[(config, i)][0] for i in graded],
+                                           [scored.fold_scores[(config, i)] for i in unlabeled],
+                                           confidence=settings.confidence).as_dict()
+        check, reason = split_half_scores(hand, features=feats, folds=folds, seed=settings.seed,
+                                          splits=settings.ppi_splits, confidence=settings.confidence)
+    else:
+        values = {i: scores.get((config, i)) for i in ids}
+        if any(v is None for v in values.values()):
+            return None
+        out = {}
+        unlabeled = [i for i in ids if i not in hand]
+        graded = sorted(hand)
+        if len(graded) >= 2 and len(unlabeled) >= 2:
+            out["ppi"] = ppi_accuracy_scores([hand[i] for i in graded], [values[i] for i in graded],  # type: ignore[misc]
+                                             [values[i] for i in unlabeled], confidence=settings.confidence).as_dict()
+        check, reason = split_half_scores(hand, {i: float(v) for i, v in values.items() if v is not None},
+                                          seed=settings.seed, splits=settings.ppi_splits, confidence=settings.confidence)
+    if "ppi" not in out:
+        out["ppi"] = None
+        out["ppi_reason"] = "every answer is hand-graded: the judge has nothing to add"
+    out["ppi_check"] = check
+    if reason:
+        out["ppi_check_reason"] = reason
+    return out
+
+
+def canary_flags(canaries: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every (judge, canary kind) where the judge accepted at least one canary that a sound judge
+    rejects (``expected_accept`` False: "Yes.", the empty answer, ...): ``{"judge", "kind",
+    "accepted", "accepted_count", "n"}``, in judge then kind order. ``canaries``: judge -> kind ->
+    ``CanaryRate.as_dict()`` (a judge that did not run has a ``status`` instead and is skipped)."""
+    flags = []
+    for judge, kinds in canaries.items():
+        if not isinstance(kinds, Mapping) or "status" in kinds:
+            continue
+        for kind, rate in kinds.items():
+            if not rate["expected_accept"] and rate["accepted_count"] > 0:
+                flags.append({"judge": judge, "kind": kind, "accepted": rate["accepted"],
+                              "accepted_count": rate["accepted_count"], "n": rate["n"]})
+    return flags
 
 
 def _available_judges(judgment: Mapping[str, Any]) -> list[str]:
@@ -207,12 +279,13 @@ def self_preference(sp: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequence[Mapping[str, Any]],
              judgments: Mapping[str, Mapping[str, Any]], checks: Mapping[str, Any] | None,
-             grades: Sequence[Grade], judges: Sequence[str], settings: StatsConfig
-             ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(metrics, detail, verdict_rows, plot_rows)`` (module docstring)."""
+             grades: Sequence[Grade], judges: Sequence[str], settings: StatsConfig, threshold_folds: int = 5
+             ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(metrics, detail, verdict_rows, plot_rows, roc_rows)`` (module docstring)."""
     detail: dict[str, Any] = {"configs": {}, "calibration": {}, "canaries": {}, "bias": {}, "grades": {}}
     hashes: dict[tuple[str, str], str] = {}
     judge_verdicts: dict[str, dict[tuple[str, str], bool | None]] = {j: {} for j in judges}
+    judge_scores: dict[str, dict[tuple[str, str], float | None]] = {j: {} for j in judges}
     available: dict[str, set[str]] = {}
     for config, jd in judgments.items():
         if jd.get("status") != "ok":
@@ -225,6 +298,8 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
             if j in available[config]:
                 for i, v in verdicts_of(jd, j).items():
                     judge_verdicts[j][(config, i)] = v
+                for i, sc in scores_of(jd, j).items():
+                    judge_scores[j][(config, i)] = sc
     matched = match_hashes(grades, hashes)
     hand = matched.verdicts
     detail["grades"] = {"matching": len(hand), "stale": matched.stale, "unknown": matched.unknown,
@@ -234,6 +309,11 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
         keys = sorted(k for k in hand if k in judge_verdicts[j])
         detail["calibration"][j] = (calibrate(j, keys, judge_verdicts[j], hand, settings) if keys
                                     else {"status": "unavailable", "reason": "no hand-graded answer has this judge's verdict"})
+
+    scored = score_judges(judges=judges, scores=judge_scores, hand=hand, answers=sorted(hashes),
+                          folds=threshold_folds, seed=settings.seed, resamples=settings.resamples,
+                          confidence=settings.confidence)
+    detail["scores"] = scored.detail
 
     by_config: dict[str, list[Mapping[str, Any]]] = {}
     for r in answer_rows:
@@ -249,7 +329,11 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
         ids = [r["id"] for r in rows]
         hand_c = {i: hand[(config, i)] for i in ids if (config, i) in hand}
         primary = primary_judge([j for j in judges if j in available[config]], detail["calibration"])
+        rule = "fixed"
+        if scored.primary is not None and all((config, i) in scored.chosen[scored.primary] for i in ids):
+            primary, rule = scored.primary, "cross-fitted threshold"
         entry: dict[str, Any] = {"status": "ok", "answers": len(rows), "graded": len(hand_c), "primary_judge": primary,
+                                 "primary_rule": rule,
                                  "accuracy": {"hand": hand_only([hand_c[i] for i in sorted(hand_c)],
                                                                 confidence=settings.confidence).as_dict()
                                               if hand_c else None}}
@@ -260,11 +344,20 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
                 keys = sorted((config, i) for i in hand_c)
                 entry.setdefault("calibration", {})[j] = (calibrate(j, keys, judge_verdicts[j], hand, settings)
                                                           if keys else None)
+        for name in [*judges, COMBINED]:
+            if name == COMBINED or name in available[config]:
+                by_score = score_accuracy(config, ids, hand_c, scored, name, judge_scores.get(name, {}), settings,
+                                          threshold_folds)
+                if by_score is not None:
+                    entry.setdefault("score_accuracy", {})[name] = by_score
         graded_rows = [r for r in rows if r["id"] in hand_c]
         sources = {"hand": (HAND_GRADES, _rows_with(graded_rows, hand_c))}
-        if primary is not None:
+        if primary is not None and rule == "fixed":
             sources["judge"] = (f"{JUDGE_PREFIX}{primary}",
                                 _rows_with(rows, {i: judge_verdicts[primary].get((config, i)) for i in ids}))
+        elif primary is not None:
+            sources["judge"] = (f"{JUDGE_PREFIX}{primary} (threshold chosen on the hand grades)",
+                                _rows_with(rows, {i: scored.chosen[primary][(config, i)][1] for i in ids}))
         for key, (source, srows) in sources.items():
             if not srows:
                 continue
@@ -289,6 +382,10 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
             for j in judges:
                 vr[j] = ({True: "1", False: "0", None: "invalid"}[judge_verdicts[j].get((config, r["id"]))]
                          if j in available[config] else "unavailable")
+                vr[f"{j}_score"] = _score_text(judge_scores[j].get((config, r["id"])) if j in available[config] else None)
+            combined = scored.chosen.get(COMBINED, {}).get((config, r["id"]))
+            vr[COMBINED] = "" if combined is None else str(int(combined[1]))
+            vr[f"{COMBINED}_score"] = _score_text(None if combined is None else combined[0])
             verdict_rows.append(vr)
 
     doc_of = {str(r["id"]): str(r["doc"]) for r in answer_rows if "doc" in r}
@@ -310,7 +407,18 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
         detail["bias"]["length"] = (length_bias(length["pairs"], settings.confidence) if length.get("status") == "ok"
                                     else {"status": length.get("status"), "reason": length.get("reason")})
         detail["bias"]["self_preference"] = self_preference(checks.get("self_preference"))
-    return _numbers(detail), detail, verdict_rows, plot_rows
+        detail["canary_flags"] = canary_flags(detail["canaries"])
+    return _numbers(detail), detail, verdict_rows, plot_rows, scored.roc
+
+
+def canary_score(v: float | None) -> str:
+    """A canary's score as the canary file writes it (``_score_text``)."""
+    return _score_text(v)
+
+
+def _score_text(v: float | None) -> str:
+    """A score as the verdict file writes it: 6 decimals, empty when there is none."""
+    return "" if v is None else f"{v:.6f}"
 
 
 def _flag(v: bool | None) -> str:

@@ -17,6 +17,13 @@ Judges (``JUDGES``, names used in ``judge.judges`` of params.yaml):
   ``judge.token_f1_threshold`` (inclusive).
 * ``contains``: correct when the normalized answer contains the normalized reference.
 
+Every judge also gives a **score** in [0, 1] per answer (``Verdict.score``), kept beside the
+verdict so that a threshold can be chosen on the hand grades (``evaluation.judges.thresholds``):
+``token_f1`` its F1, ``contains`` 1 or 0, and ``llm`` the probability of the CORRECT verdict from
+the first reply token's log probabilities (``label_probability``, with ``judge.top_logprobs``
+alternatives). A backend or model that returns no probabilities gives the reply's verdict with
+no score (``None``), never a made-up one.
+
 Availability (``judge_availability``): which of the judges named in ``judge.judges`` can run
 with the judge's LLM config, and the status and reason each stage records for each judge. The
 judge-free judges always run; the LLM judge is unavailable when its backend is ``none``.
@@ -28,6 +35,7 @@ disagreement or invalid reply is a tie.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,8 +83,45 @@ class Item:
 
 @dataclass(frozen=True)
 class Verdict:
+    """One judge's verdict on one answer: ``verdict`` (True correct, False incorrect, None
+    invalid), ``detail`` (the LLM's reply, or the judge-free judge's score as text) and
+    ``score``, the judge's score in [0, 1] (higher: more likely correct), None when the judge
+    gave none (an LLM backend without token probabilities)."""
+
     verdict: bool | None
-    detail: str  # the LLM's reply, or the judge-free judge's score as text
+    detail: str
+    score: float | None = None
+
+
+def _label_prefix(token: str) -> str:
+    """A token as compared with a label: leading whitespace and markup trimmed, upper-cased."""
+    return token.lstrip(_TRIM).rstrip(_TRIM).upper()
+
+
+def label_probability(alternatives: Sequence[tuple[str, float]] | None, *, yes: str, no: str) -> float | None:
+    """P(``yes``) between the two labels from the first reply token's alternatives.
+
+    ``alternatives``: ``(token text, natural log probability)`` pairs (``Generation.top_logprobs``).
+    A token *begins* a label when, trimmed of whitespace and markup (``_TRIM``) and upper-cased,
+    it is a non-empty prefix of it ("Correct", " COR", "**C" begin CORRECT; "IN", "I" begin
+    INCORRECT). With ``m_yes`` and ``m_no`` the summed probabilities of the tokens that begin each
+    label, the score is ``m_yes / (m_yes + m_no)``. None when ``alternatives`` is None or no
+    alternative begins either label (the model's mass is elsewhere: no honest score). A token that
+    begins both labels (impossible for CORRECT/INCORRECT and A/B) counts for neither."""
+    if not alternatives:
+        return None
+    m_yes = m_no = 0.0
+    for token, logprob in alternatives:
+        t = _label_prefix(token)
+        if not t:
+            continue
+        y, n = yes.startswith(t), no.startswith(t)
+        if y and not n:
+            m_yes += math.exp(logprob)
+        elif n and not y:
+            m_no += math.exp(logprob)
+    total = m_yes + m_no
+    return m_yes / total if total > 0 else None
 
 
 JudgeFn = Callable[[Sequence[Item]], list[Verdict]]
@@ -89,7 +134,7 @@ def f1_judge(threshold: float) -> JudgeFn:
         out = []
         for it in items:
             f1 = token_f1(it.answer, it.reference)
-            out.append(Verdict(f1 >= threshold, f"{f1:.4f}"))
+            out.append(Verdict(f1 >= threshold, f"{f1:.4f}", f1))
         return out
 
     return judge
@@ -97,18 +142,26 @@ def f1_judge(threshold: float) -> JudgeFn:
 
 def contains_judge(items: Sequence[Item]) -> list[Verdict]:
     """Correct when the normalized answer contains the normalized reference."""
-    return [Verdict(contains_reference(it.answer, it.reference), "") for it in items]
+    out = []
+    for it in items:
+        found = contains_reference(it.answer, it.reference)
+        out.append(Verdict(found, "", float(found)))
+    return out
 
 
 def llm_judge(llm: CachedLLM, template: str, *, num_predict: int, concurrency: int = 1,
-              progress: Callable[[Any], Any] = lambda it: it) -> JudgeFn:
-    """The grading prompt through the prompt cache; replies end at the first line break."""
+              progress: Callable[[Any], Any] = lambda it: it, top_logprobs: int = 0) -> JudgeFn:
+    """The grading prompt through the prompt cache; replies end at the first line break. With
+    ``top_logprobs`` > 0 each verdict's score is P(CORRECT) from the first reply token
+    (``label_probability``); with 0, or from a backend that returns no probabilities, None."""
 
     def judge(items: Sequence[Item]) -> list[Verdict]:
         conversations = [grading_messages(template, it) for it in items]
         replies = chat_many(llm, conversations, num_predict=num_predict, stop=("\n",),
-                            concurrency=concurrency, progress=progress)
-        return [Verdict(parse_verdict(gen.text), gen.text.strip()) for gen, _ in replies]
+                            concurrency=concurrency, progress=progress, top_logprobs=top_logprobs)
+        return [Verdict(parse_verdict(gen.text), gen.text.strip(),
+                        label_probability(gen.top_logprobs, yes="CORRECT", no="INCORRECT"))
+                for gen, _ in replies]
 
     return judge
 
@@ -151,11 +204,15 @@ class JudgedAnswers:
     def rows(self) -> list[dict[str, Any]]:
         """One row per record, as the judge stage writes it: ``id``, ``answer_sha256`` (of the
         answer text judged) and, per judge, ``{"verdict": correct|incorrect|invalid, "detail":
-        <the LLM's reply, or the judge-free judge's score>}``."""
+        <the LLM's reply, or the judge-free judge's score>, "score": <in [0, 1], or null>}``."""
         return [{"id": qid, "answer_sha256": answer_sha256(answer),
-                 **{name: {"verdict": VERDICT_NAMES[vs[i].verdict], "detail": vs[i].detail}
+                 **{name: {"verdict": VERDICT_NAMES[vs[i].verdict], "detail": vs[i].detail, "score": vs[i].score}
                     for name, vs in self.verdicts.items()}}
                 for i, (qid, answer) in enumerate(zip(self.ids, self.answers))]
+
+    def unscored(self) -> dict[str, int]:
+        """How many verdicts of each judge came without a score."""
+        return {name: sum(v.score is None for v in vs) for name, vs in self.verdicts.items()}
 
     def invalid(self) -> dict[str, int]:
         """How many invalid verdicts (replies that are not a verdict) each judge gave."""
@@ -176,6 +233,20 @@ def judge_answers(records: Sequence[Mapping[str, Any]], questions: Mapping[str, 
              for r in records]
     return JudgedAnswers(ids=tuple(r["id"] for r in records), answers=tuple(r["answer"] for r in records),
                          verdicts={name: judge(items) for name, judge in judges.items()})
+
+
+def unscored_note(unscored: int | None, total: int, *, top_logprobs: int) -> str | None:
+    """The one line a stage records (and prints) when LLM verdicts came without a score: None
+    when every verdict has one, when the LLM judge did not run (``unscored`` None) or judged
+    nothing. With ``top_logprobs`` 0 no score was asked for; otherwise the backend or model
+    returned no token probabilities for ``unscored`` of the ``total`` verdicts."""
+    if not unscored or not total:
+        return None
+    if top_logprobs == 0:
+        return "the llm judge's verdicts have no score: judge.top_logprobs is 0 (the reply's word only)"
+    return (f"the llm judge's backend returned no token probabilities for {unscored} of {total} verdicts: "
+            f"those are the reply's word only, with no score (serve the model with log probabilities, "
+            f"e.g. vLLM, llama.cpp's server or Ollama 0.12.11+, to score them)")
 
 
 # ----------------------------------------------------------------------------- availability
@@ -286,6 +357,8 @@ class PairResult:
     y_first_choice: str | None
     x_first_reply: str
     y_first_reply: str
+    x_first_p_a: float | None = None  # P(A) of the first reply token, x in slot A (None: no probabilities)
+    y_first_p_a: float | None = None  # the same with y in slot A
 
     @property
     def picks(self) -> tuple[str | None, str | None]:
@@ -310,16 +383,21 @@ def pair_messages(template: str, question: str, a: str, b: str) -> list[dict[str
 
 
 def compare_both_orders(llm: CachedLLM, template: str, pairs: Sequence[tuple[str, str, str]], *,
-                        num_predict: int, concurrency: int = 1) -> list[PairResult]:
+                        num_predict: int, concurrency: int = 1, top_logprobs: int = 0) -> list[PairResult]:
     """Judge each ``(question, x, y)`` twice: x in slot A and y in B, then swapped (both the
-    texts and what A and B name are swapped). Replies end at the first line break."""
+    texts and what A and B name are swapped). Replies end at the first line break. With
+    ``top_logprobs`` > 0 each order also gets P(A) from its first reply token
+    (``label_probability`` between A and B), scored as the grading verdicts are."""
     conversations = []
     for question, x, y in pairs:
         conversations.append(pair_messages(template, question, x, y))
         conversations.append(pair_messages(template, question, y, x))
-    replies = chat_many(llm, conversations, num_predict=num_predict, stop=("\n",), concurrency=concurrency)
+    replies = chat_many(llm, conversations, num_predict=num_predict, stop=("\n",), concurrency=concurrency,
+                        top_logprobs=top_logprobs)
     out = []
     for i in range(len(pairs)):
-        first, second = replies[2 * i][0].text, replies[2 * i + 1][0].text
-        out.append(PairResult(parse_choice(first), parse_choice(second), first.strip(), second.strip()))
+        first, second = replies[2 * i][0], replies[2 * i + 1][0]
+        out.append(PairResult(parse_choice(first.text), parse_choice(second.text), first.text.strip(),
+                              second.text.strip(), label_probability(first.top_logprobs, yes="A", no="B"),
+                              label_probability(second.top_logprobs, yes="A", no="B")))
     return out

@@ -26,15 +26,22 @@ the finite-population correction and are conservative). A valid PPI++ covers abo
 the classical interval while being no wider; a useful judge makes it narrower (``gain`` > 1).
 
 Needs at least 4 graded answers (2 per half); with fewer the check is None and the reason says so.
+
+The same check runs PPI++ with a judge's *score* as the prediction (``split_half_scores``), and
+with the combined judge (``combine``: a model fit on grades), which is then cross-fitted on the
+labelled half only and applied to the held-back half as cross-prediction-powered inference
+(``accuracy.crossppi_accuracy``): the grades PPI++ corrects with never trained the model it
+corrects, and the held-back grades train nothing.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from rag_ablation.evaluation.judges.accuracy import ppi_accuracy
+from rag_ablation.evaluation.judges.accuracy import PPIAccuracy, crossppi_accuracy, ppi_accuracy, ppi_accuracy_scores
+from rag_ablation.evaluation.judges.combined import crossfit_combined, predict_unlabeled
 from rag_ablation.evaluation.judges.verdicts import Verdict
 
 MIN_GRADED = 4
@@ -48,10 +55,14 @@ def split_halves(ids: list[str], seed: int) -> tuple[list[str], list[str]]:
     return [order[i] for i in perm[:cut]], [order[i] for i in perm[cut:]]
 
 
-def _one_split(hand: Mapping[str, bool], judge: Mapping[str, Verdict], seed: int, confidence: float) -> dict[str, Any]:
+Estimator = Callable[[list[str], list[str]], PPIAccuracy]
+"""PPI++ on one split: (labelled ids, held-back ids) -> the estimate from the labelled half's
+grades and the predictions on both halves."""
+
+
+def _one_split(hand: Mapping[str, bool], estimate: Estimator, seed: int) -> dict[str, Any]:
     labelled, held = split_halves(list(hand), seed)
-    p = ppi_accuracy([hand[i] for i in labelled], [judge[i] for i in labelled], [judge[i] for i in held],
-                     confidence=confidence)
+    p = estimate(labelled, held)
     truth = sum(hand.values()) / len(hand)
     return {
         "ppi": p.as_dict(),
@@ -72,15 +83,57 @@ def split_half_check(hand: Mapping[str, bool], judge: Mapping[str, Verdict], *, 
     in :func:`ppi_accuracy`). Returns (result, None), or (None, reason) with fewer than
     :data:`MIN_GRADED` grades. Raises ValueError for ``splits`` < 1 or a graded id the judge has
     no verdict for."""
+    missing = sorted(set(hand) - set(judge))
+    if missing:
+        raise ValueError(f"the judge has no verdict for {len(missing)} graded answers, e.g. {missing[0]!r}")
+
+    def estimate(labelled: list[str], held: list[str]) -> PPIAccuracy:
+        return ppi_accuracy([hand[i] for i in labelled], [judge[i] for i in labelled], [judge[i] for i in held],
+                            confidence=confidence)
+
+    return _check(hand, estimate, seed=seed, splits=splits)
+
+
+def split_half_scores(hand: Mapping[str, bool], score: Mapping[str, float] | None = None, *,
+                      features: Mapping[str, Sequence[float]] | None = None, folds: int = 5, seed: int = 0,
+                      splits: int = 200, confidence: float = 0.95) -> tuple[dict[str, Any] | None, str | None]:
+    """The check with a score as PPI++'s prediction: ``score`` (answer id -> a judge's score in
+    [0, 1], fit on no grade) through ``accuracy.ppi_accuracy_scores``; or ``features`` (answer id
+    -> every judge's score) for the combined judge, cross-fitted in ``folds`` folds (seeded by
+    the split's seed) on the labelled half alone and applied to the held-back half through
+    ``accuracy.crossppi_accuracy`` (module docstring). Exactly one of the two is given."""
+    if (score is None) == (features is None):
+        raise ValueError("give either score or features")
+    known = score if score is not None else features
+    assert known is not None
+    missing = sorted(set(hand) - set(known))
+    if missing:
+        raise ValueError(f"no score for {len(missing)} graded answers, e.g. {missing[0]!r}")
+
+    def raw(labelled: list[str], held: list[str]) -> PPIAccuracy:
+        assert score is not None
+        return ppi_accuracy_scores([hand[i] for i in labelled], [score[i] for i in labelled],
+                                   [score[i] for i in held], confidence=confidence)
+
+    def combined(labelled: list[str], held: list[str]) -> PPIAccuracy:
+        assert features is not None
+        fitted = crossfit_combined([features[i] for i in labelled], [hand[i] for i in labelled], k=folds,
+                                   seed=seed)
+        return crossppi_accuracy([hand[i] for i in labelled], fitted.scores,
+                                 predict_unlabeled(fitted, [features[i] for i in held]), confidence=confidence)
+
+    return _check(hand, raw if score is not None else combined, seed=seed, splits=splits)
+
+
+def _check(hand: Mapping[str, bool], estimate: Estimator, *, seed: int,
+           splits: int) -> tuple[dict[str, Any] | None, str | None]:
+    """``splits`` seeded splits through ``estimate``, summarised (module docstring)."""
     if splits < 1:
         raise ValueError(f"splits must be at least 1, got {splits}")
     if len(hand) < MIN_GRADED:
         return None, f"{len(hand)} hand grades: the split-half check needs at least {MIN_GRADED}"
-    missing = sorted(set(hand) - set(judge))
-    if missing:
-        raise ValueError(f"the judge has no verdict for {len(missing)} graded answers, e.g. {missing[0]!r}")
-    first = _one_split(hand, judge, seed, confidence)
-    runs = [first] + [_one_split(hand, judge, seed + r, confidence) for r in range(1, splits)]
+    first = _one_split(hand, estimate, seed)
+    runs = [first] + [_one_split(hand, estimate, seed + r) for r in range(1, splits)]
     out = {
         "seed": seed, "n_labeled": len(hand) // 2, "n_heldout": len(hand) - len(hand) // 2,
         **{k: first[k] for k in ("ppi", "truth", "heldout", "covers", "covers_heldout", "classical_covers")},

@@ -165,6 +165,51 @@ def comparison_section(detail: Detail, confidence: float) -> str:
                "fixed / broken", "McNemar p"], rows), "", *ids])
 
 
+def scores_section(detail: Detail, judges: Sequence[str], confidence: float) -> str:
+    """Each judge by its score: AUC, and kappa / TPR / TNR at a threshold chosen by cross-fitting,
+    beside the fixed-threshold kappa; the combined judge; the primary judge named. Empty when the
+    detail has no ``scores`` (a file from before judges kept scores)."""
+    sc = detail.get("scores")
+    if not sc:
+        return ""
+    rows = []
+    for name in [*judges, "combined"]:
+        e = sc["judges"].get(name) if name != "combined" else sc.get("combined")
+        if not e:
+            continue
+        fixed = calibration(detail, name) if name != "combined" else None
+        fixed_kappa = _stat(fixed["kappa"]) if fixed and is_calibrated(fixed) else "n/a"
+        if e.get("status") != "ok":
+            rows.append([f"`{name}`", "n/a", "n/a", "", "", "", fixed_kappa, e.get("reason", "")])
+            continue
+        x = e["crossfit"]
+        rows.append([f"`{name}`", _stat(e["auc"]), _stat(x["kappa"]), _stat(x["tpr"]), _stat(x["tnr"]),
+                     ", ".join(f"{t:.3g}" for t in x["fold_thresholds"]), fixed_kappa,
+                     "inputs: " + ", ".join(e["inputs"]) if name == "combined" else ""])
+    primary = sc.get("primary")
+    return "\n".join([
+        "## Judges by their scores", "",
+        "Every judge gives a score in [0, 1] beside its verdict (token F1; 1 or 0 for `contains`; for `llm` the "
+        "probability of CORRECT from the first reply token's log probabilities). AUC: how well the score ranks "
+        f"correct above incorrect answers (0.5 = chance), with a {confidence:.0%} bootstrap interval. "
+        f"Cross-fitted: the graded answers in {sc['folds']} seeded folds; each fold's answers are judged by a "
+        "threshold chosen (highest kappa) on the other folds' grades, so no answer's grade chooses its own "
+        "threshold. `combined`: a logistic regression over the scored judges, fit the same way. The fixed "
+        "threshold's kappa (the table above) is beside, so the difference shows. ROC curves: "
+        "metrics/plots/roc.json.", "",
+        table(["judge", "AUC", "kappa (cross-fitted)", "TPR", "TNR", "fold thresholds", "kappa (fixed)", "note"], rows),
+        "", (f"Primary judge (failure tables, retrieved x correct from every answer): **`{primary}`**, the best "
+             "cross-fitted kappa." if primary else
+             "No judge is scored on every graded answer: the primary judge is the best by fixed-threshold kappa.")])
+
+
+def canary_flag_lines(detail: Detail) -> list[str]:
+    """One warning line per judge and canary kind it accepted though a sound judge rejects it."""
+    return [f"- **Warning:** `{f['judge']}` accepts `{f['kind']}` canaries ({f['accepted_count']} of {f['n']}, "
+            f"{percent(f['accepted'])}): a sound judge rejects every one; its verdicts can't be trusted for this kind "
+            "of answer." for f in detail.get("canary_flags") or []]
+
+
 def canary_section(detail: Detail, judges: Sequence[str]) -> str:
     rows = []
     n = next((r["n"] for c in detail["canaries"].values() if c and "status" not in c for r in c.values()), None)
@@ -185,6 +230,7 @@ def canary_section(detail: Detail, judges: Sequence[str]) -> str:
         "must be rejected (\"Yes.\", \"Sure, here is the answer.\", the question repeated, an empty answer) and two "
         "that must be accepted (the reference padded to about three times its length with no new facts, and the "
         "reference reworded). The share the judge accepted, with a Wilson interval:", "",
+        *([*canary_flag_lines(detail), ""] if detail.get("canary_flags") else []),
         table(["judge", "canary", "a sound judge would", "accepted", "answers"], rows)])
 
 
@@ -285,6 +331,7 @@ def render_answers(detail: Detail, *, configs: Sequence[str], judges: Sequence[s
     if not any(is_judged(detail, c) for c in configs):
         return ""
     return "\n\n".join([calibration_section(detail, judges, confidence),
+                        *filter(None, [scores_section(detail, judges, confidence)]),
                         accuracy_section(detail, configs, judges, confidence),
                         *filter(None, [comparison_section(detail, confidence)]), canary_section(detail, judges),
                         bias_section(detail), failures_section(detail, configs), unanswerable_section(detail, configs)])

@@ -57,7 +57,7 @@ def fixture(n=6, graded=4):
 
 def test_evaluate_calibrates_each_judge_and_names_disagreements():
     answer_rows, retrieval_rows, judgments, grades = fixture()
-    metrics, detail, verdicts, plot = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows,
+    metrics, detail, verdicts, plot, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows,
                                                judgments=judgments, checks=None, grades=grades,
                                                judges=["llm", "contains"], settings=SETTINGS)
     cal = detail["calibration"]["contains"]
@@ -77,7 +77,7 @@ def test_evaluate_calibrates_each_judge_and_names_disagreements():
 
 def test_ppi_is_not_applicable_when_every_answer_is_graded():
     answer_rows, retrieval_rows, judgments, grades = fixture(n=6, graded=6)
-    _, detail, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+    _, detail, _, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
                                checks=None, grades=grades, judges=["contains"], settings=SETTINGS)
     acc = detail["configs"]["c"]["accuracy"]["contains"]
     assert acc["ppi"] is None and "every answer is hand-graded" in acc["ppi_reason"]
@@ -89,7 +89,7 @@ def test_with_every_answer_graded_the_split_half_check_fills_the_ppi_rows():
     from rag_ablation.evaluation.judges.ppi_check import split_half_check
 
     answer_rows, retrieval_rows, judgments, grades = fixture(n=6, graded=6)
-    metrics, detail, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+    metrics, detail, _, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
                                      checks=None, grades=grades, judges=["contains"], settings=SETTINGS)
     check = detail["configs"]["c"]["accuracy"]["contains"]["ppi_check"]
     hand = {g.id: g.correct for g in grades}
@@ -106,7 +106,7 @@ def test_with_every_answer_graded_the_split_half_check_fills_the_ppi_rows():
 def test_a_grade_of_a_changed_answer_is_stale_and_unused():
     answer_rows, retrieval_rows, judgments, grades = fixture()
     judgments["c"]["verdicts"][0]["answer_sha256"] = answer_sha256("a different answer")
-    _, detail, verdicts, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+    _, detail, verdicts, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
                                       checks=None, grades=grades, judges=["contains"], settings=SETTINGS)
     assert detail["grades"] == {"matching": 3, "stale": 1, "unknown": 0, "answers": 6}
     assert verdicts[0]["hand"] == ""
@@ -114,7 +114,7 @@ def test_a_grade_of_a_changed_answer_is_stale_and_unused():
 
 def test_report_sections_render_from_the_detail():
     answer_rows, retrieval_rows, judgments, grades = fixture()
-    _, detail, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+    _, detail, _, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
                                checks=None, grades=grades, judges=["llm", "contains"], settings=SETTINGS)
     text = render_answers(detail, configs=["c"], judges=["llm", "contains"], confidence=0.95)
     assert "4 hand grades" in text and "`c/q1`, `c/q3`" in text
@@ -221,3 +221,67 @@ def test_answer_configs_are_compared_on_the_questions_graded_in_both():
     only = answer_comparison({("dense", "q0"): True, ("hybrid", "q0"): False}, ["dense", "hybrid"], SETTINGS)
     assert only["configs"]["hybrid"] == {"status": "unavailable",
                                          "reason": "1 question(s) hand-graded for both dense and hybrid"}
+
+
+def scored_fixture(n=40):
+    """One config, ``n`` answers all graded (correct when k % 3 != 0), two judges with scores:
+    ``token_f1`` separates the grades perfectly, ``contains`` is 1 on every answer."""
+    ids = [f"q{i:02d}" for i in range(n)]
+    texts = {i: f"answer {i}" for i in ids}
+    good = {i: k % 3 != 0 for k, i in enumerate(ids)}
+    f1 = {i: (0.6 + 0.01 * k if good[i] else 0.1 + 0.01 * k) for k, i in enumerate(ids)}
+    judgments = {"c": {"status": "ok", "reason": None,
+                       "judges": {"contains": {"status": "ok"}, "token_f1": {"status": "ok"}},
+                       "verdicts": [{"id": i, "answer_sha256": answer_sha256(texts[i]),
+                                     "contains": {"verdict": "correct", "detail": "", "score": 1.0},
+                                     "token_f1": {"verdict": "correct" if f1[i] >= 0.5 else "incorrect",
+                                                  "detail": "", "score": f1[i]}} for i in ids]}}
+    grades = [Grade(answer_sha256(texts[i]), "c", "t", i, "", "correct" if good[i] else "incorrect") for i in ids]
+    answer_rows = [{"config": "c", "id": i, "slice": "main", "answerable": 1, "refusal": 0, "relevant_in_prompt": 1}
+                   for i in ids]
+    retrieval_rows = [{"config": "c", "id": i, "answerable": 1, "top_score": 0.5} for i in ids]
+    return answer_rows, retrieval_rows, judgments, grades, f1
+
+
+def test_scores_give_auc_crossfitted_kappa_and_the_primary_judge():
+    answer_rows, retrieval_rows, judgments, grades, f1 = scored_fixture()
+    _, detail, verdicts, _, roc = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows,
+                                           judgments=judgments, checks=None, grades=grades,
+                                           judges=["token_f1", "contains"], settings=SETTINGS, threshold_folds=4)
+    sc = detail["scores"]
+    assert sc["judges"]["token_f1"]["auc"]["estimate"] == 1.0
+    assert sc["judges"]["token_f1"]["crossfit"]["kappa"]["estimate"] == 1.0
+    assert sc["judges"]["contains"]["auc"]["estimate"] == 0.5  # one score for every answer: chance
+    assert sc["primary"] == "token_f1" and detail["configs"]["c"]["primary_judge"] == "token_f1"
+    assert detail["configs"]["c"]["primary_rule"] == "cross-fitted threshold"
+    assert sc["combined"]["status"] == "ok" and sc["combined"]["inputs"] == ["token_f1", "contains"]
+    assert [v["token_f1_score"] for v in verdicts] == [f"{f1[v['id']]:.6f}" for v in verdicts]
+    assert {r["judge"] for r in roc} == {"token_f1", "contains", "combined"}
+    # PPI++ on the score: every answer graded, so the split-half check carries it
+    by_score = detail["configs"]["c"]["score_accuracy"]
+    assert by_score["token_f1"]["ppi"] is None and by_score["token_f1"]["ppi_check"]["n_labeled"] == 20
+    assert by_score["combined"]["ppi_check"]["ppi"]["interval"]["method"] == "cross-ppi"
+    text = render_answers(detail, configs=["c"], judges=["token_f1", "contains"], confidence=0.95)
+    assert "## Judges by their scores" in text and "Primary judge" in text and "**`token_f1`**" in text
+
+
+def test_a_judge_without_scores_is_unscored_and_keeps_its_verdicts():
+    answer_rows, retrieval_rows, judgments, grades, _ = scored_fixture(n=12)
+    for r in judgments["c"]["verdicts"]:
+        r["contains"]["score"] = None  # a backend that gave no probabilities
+    _, detail, verdicts, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                                         checks=None, grades=grades, judges=["token_f1", "contains"],
+                                         settings=SETTINGS, threshold_folds=3)
+    assert detail["scores"]["judges"]["contains"]["status"] == "unscored"
+    assert detail["scores"]["combined"]["status"] == "unavailable"
+    assert {v["contains_score"] for v in verdicts} == {""} and {v["contains"] for v in verdicts} == {"1"}
+
+
+def test_a_judge_accepting_a_canary_it_must_reject_is_flagged():
+    from rag_ablation.evaluation.judges.judge_eval import canary_flags
+
+    canaries = {"llm": {"dummy_yes": {"expected_accept": False, "accepted": 1.0, "accepted_count": 4, "n": 4},
+                        "padded_reference": {"expected_accept": True, "accepted": 1.0, "accepted_count": 4, "n": 4}},
+                "contains": {"dummy_yes": {"expected_accept": False, "accepted": 0.0, "accepted_count": 0, "n": 4}},
+                "token_f1": {"status": "unavailable"}}
+    assert canary_flags(canaries) == [{"judge": "llm", "kind": "dummy_yes", "accepted": 1.0, "accepted_count": 4, "n": 4}]

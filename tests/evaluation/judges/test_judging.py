@@ -154,3 +154,27 @@ def test_judge_answers_gives_one_row_per_record_and_counts_invalid_verdicts():
     assert judged.summary() == "fake: 1/2 correct, 1 invalid, contains: 1/2 correct, 0 invalid"
     empty = judge_answers([], questions, {"contains": contains_judge})
     assert empty.rows() == [] and empty.invalid() == {"contains": 0}
+
+
+def test_label_probability_sums_the_tokens_that_begin_each_label():
+    import math
+
+    from rag_ablation.evaluation.judges.judging import label_probability
+
+    alts = [("CORRECT", math.log(0.5)), (" Cor", math.log(0.1)), ("IN", math.log(0.2)), ("**", math.log(0.1)),
+            ("Paris", math.log(0.05))]
+    # CORRECT: 0.5 + 0.1; INCORRECT: 0.2 ("**" trims to nothing, "Paris" begins neither)
+    assert label_probability(alts, yes="CORRECT", no="INCORRECT") == pytest.approx(0.6 / 0.8)
+    assert label_probability([("Paris", -0.1)], yes="CORRECT", no="INCORRECT") is None
+    assert label_probability(None, yes="CORRECT", no="INCORRECT") is None
+    assert label_probability([("B", math.log(0.3)), ("A", math.log(0.6))], yes="A", no="B") == pytest.approx(2 / 3)
+
+
+def test_every_judge_gives_a_score_beside_its_verdict():
+    from rag_ablation.evaluation.judges.judging import Item, contains_judge, f1_judge
+    from rag_ablation.evaluation.scoring.answer_measures import token_f1
+
+    items = [Item("q", "the blue fox", "a blue fox"), Item("q", "the blue fox", "no idea")]
+    f1 = f1_judge(0.5)(items)
+    assert [v.score for v in f1] == [token_f1(it.answer, it.reference) for it in items]
+    assert [v.score for v in contains_judge(items)] == [1.0, 0.0]
