@@ -49,6 +49,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.evaluation.judges.accuracy import (crossppi_accuracy, hand_only, judge_only, ppi_accuracy,
                                                      ppi_accuracy_scores)
@@ -109,22 +111,23 @@ def score_accuracy(config: str, ids: Sequence[str], hand: Mapping[str, bool], sc
         if len(graded) >= 2 and len(unlabeled) >= 2:
             chosen = scored.chosen[COMBINED]
             out["ppi"] = crossppi_accuracy([hand[i] for i in graded], [chosen[(config, i)][0] for i in graded],
-                                           [scored.fold_scores[(config, i)] for i in unlabeled],
+                                           np.asarray([scored.fold_scores[(config, i)] for i in unlabeled]),
                                            confidence=settings.confidence).as_dict()
         check, reason = split_half_scores(hand, features=feats, folds=folds, seed=settings.seed,
                                           splits=settings.ppi_splits, confidence=settings.confidence)
     else:
-        values = {i: scores.get((config, i)) for i in ids}
-        if any(v is None for v in values.values()):
+        raw = {i: scores.get((config, i)) for i in ids}
+        values = {i: float(v) for i, v in raw.items() if v is not None}
+        if len(values) < len(raw):
             return None
         out = {}
         unlabeled = [i for i in ids if i not in hand]
         graded = sorted(hand)
         if len(graded) >= 2 and len(unlabeled) >= 2:
-            out["ppi"] = ppi_accuracy_scores([hand[i] for i in graded], [values[i] for i in graded],  # type: ignore[misc]
+            out["ppi"] = ppi_accuracy_scores([hand[i] for i in graded], [values[i] for i in graded],
                                              [values[i] for i in unlabeled], confidence=settings.confidence).as_dict()
-        check, reason = split_half_scores(hand, {i: float(v) for i, v in values.items() if v is not None},
-                                          seed=settings.seed, splits=settings.ppi_splits, confidence=settings.confidence)
+        check, reason = split_half_scores(hand, values, seed=settings.seed, splits=settings.ppi_splits,
+                                          confidence=settings.confidence)
     if "ppi" not in out:
         out["ppi"] = None
         out["ppi_reason"] = "every answer is hand-graded: the judge has nothing to add"

@@ -31,8 +31,11 @@ from scipy.stats import rankdata
 
 from rag_ablation.evaluation.statistics.inference import check_open_unit
 
+Scores = Sequence[float] | np.ndarray
+Labels = Sequence[bool] | np.ndarray
 
-def _arrays(scores: Sequence[float], labels: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
+
+def _arrays(scores: Scores, labels: Labels) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(scores, dtype=float)
     y = np.asarray(labels, dtype=bool)
     if s.shape != y.shape or s.ndim != 1:
@@ -42,7 +45,7 @@ def _arrays(scores: Sequence[float], labels: Sequence[bool]) -> tuple[np.ndarray
     return s, y
 
 
-def auc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
+def auc(scores: Scores, labels: Labels) -> float | None:
     """The area under the ROC curve (module docstring); None with only one class present."""
     s, y = _arrays(scores, labels)
     n1 = int(y.sum())
@@ -69,7 +72,7 @@ class AucInterval:
                 "resamples": self.resamples, "skipped": self.skipped}
 
 
-def auc_interval(scores: Sequence[float], labels: Sequence[bool], *, n_resamples: int, seed: int,
+def auc_interval(scores: Scores, labels: Labels, *, n_resamples: int, seed: int,
                  confidence: float) -> AucInterval:
     """``auc`` and the percentile bootstrap interval over answers (module docstring)."""
     confidence = check_open_unit(confidence, "confidence")
@@ -86,7 +89,7 @@ def auc_interval(scores: Sequence[float], labels: Sequence[bool], *, n_resamples
                        int(s.size), n_resamples, n_resamples - len(values))
 
 
-def roc_points(scores: Sequence[float], labels: Sequence[bool]) -> list[dict[str, float]]:
+def roc_points(scores: Scores, labels: Labels) -> list[dict[str, float]]:
     """The ROC curve as ``{"threshold", "fpr", "tpr"}`` points (``sklearn.metrics.roc_curve`` with
     every threshold kept, the first point's infinite threshold written as 1.0 + the top score).
     Empty with only one class present."""
@@ -109,7 +112,7 @@ def kappa(pred: np.ndarray, truth: np.ndarray) -> float:
     return 0.0 if p_e >= 1 else (p_o - p_e) / (1 - p_e)
 
 
-def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> float:
+def best_threshold(scores: Scores, labels: Labels) -> float:
     """The threshold of highest kappa among the distinct scores and ``+inf`` (module docstring)."""
     s, y = _arrays(scores, labels)
     if s.size == 0:
@@ -140,7 +143,7 @@ class CrossFitted:
     thresholds: tuple[float, ...]
 
 
-def crossfit_verdicts(scores: Sequence[float], labels: Sequence[bool], *, k: int, seed: int) -> CrossFitted:
+def crossfit_verdicts(scores: Scores, labels: Labels, *, k: int, seed: int) -> CrossFitted:
     """Each answer judged by a threshold chosen on the other folds' grades (module docstring).
     ``k`` is lowered to the number of answers when there are fewer; needs at least 2 answers."""
     s, y = _arrays(scores, labels)

@@ -353,8 +353,7 @@ class FirstTokenLogprobs:
             top = np.max(z)
             log_norm = top + np.log(np.sum(np.exp(z - top)))
             k = min(self.k, z.size)
-            ids = np.argpartition(-z, k - 1)[:k]
-            ids = sorted(ids.tolist(), key=lambda i: (-z[i], i))
+            ids = sorted(np.argpartition(-z, k - 1)[:k].tolist(), key=lambda i: (-z[i], i))
             self.alternatives = tuple(
                 (self.llama.detokenize([i], special=True).decode("utf-8", errors="replace"), float(z[i] - log_norm))
                 for i in ids)
