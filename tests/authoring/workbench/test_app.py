@@ -107,7 +107,7 @@ def test_refusals_come_back_as_problems(client):
     r = client.post("/api/write/next", json=[1])
     assert r.status_code == 400 and r.json()["problems"] == ["expected a JSON object"]
     assert client.post("/api/audit/next", json={"config": "nope"}).json()["problems"][0].startswith(
-        "unknown config with a run file")
+        "unknown config that ran")
 
 
 @pytest.mark.bad_input

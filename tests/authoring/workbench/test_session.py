@@ -146,9 +146,10 @@ def test_audit_mode_names_only_known_configs_questions_and_passages(project):
     proj, params = project
     audit_project(proj, params)
     audit = AuditMode(Workbench(proj, params))
-    with pytest.raises(UserError, match=r"unknown config with a run file .* 'bm25'; expected one of: dense"):
+    with pytest.raises(UserError, match=r"config 'bm25' has no misses to audit: no run file \(run `dvc repro`\); "
+                       r"pick one of: dense$"):
         audit.next("bm25")
-    with pytest.raises(UserError, match="unknown config with a run file"):
+    with pytest.raises(UserError, match=r"unknown config that ran .* '../../../etc/passwd'; expected one of: dense$"):
         audit.next("../../../etc/passwd")
     with pytest.raises(UserError, match="unknown question dense missed 'main-ferries-01'"):
         audit.reject({"config": "dense", "id": "main-ferries-01", "chunk": "ferries/operations.md#0"})
