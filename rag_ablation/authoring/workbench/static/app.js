@@ -167,6 +167,7 @@ async function writeNext(shown) {
     data.tracks[data.track].total : "";
   $("w-progress").textContent = data.done + " of " + data.total + " sampled passages done" + chosen;
   fillSelect($("w-slice"), data.slices);
+  clearTimeout(W.timer);  // a check of the form just saved would list the new empty form's problems
   const record = shown ? shown.record : {};
   W.p = shown ? shown.p : data.passage;
   W.spanStart = shown ? shown.spanStart : null;
@@ -381,9 +382,10 @@ async function auditConfigs() {
   const {ok, data} = await api("/api/audit/configs");
   if (!ok) { show($("a-messages"), data.problems, "problem"); return; }
   fillSelect($("a-config"), data.configs, true);
-  const left = Object.entries(data.left_out);
-  $("a-left-out").textContent = left.length ? "Not listed, nothing to audit: " +
-    left.map(([name, why]) => name + " (" + why + ")").join("; ") : "";
+  const byWhy = {};  // why -> the configs left out for it
+  Object.entries(data.left_out).forEach(([name, why]) => { (byWhy[why] = byWhy[why] || []).push(name); });
+  $("a-left-out").textContent = Object.keys(byWhy).length ? "Not listed, nothing to audit: " +
+    Object.entries(byWhy).map(([why, names]) => names.join(", ") + ": " + why).join("; ") + "." : "";
   if (!data.configs.length) show($("a-messages"), ["no config has run yet: run `dvc repro` first"], "problem");
 }
 
