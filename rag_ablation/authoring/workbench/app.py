@@ -239,7 +239,8 @@ AUDIT_TARGET = {"config": TEXT, "id": TEXT, "chunk": TEXT}
 SPAN_FIELDS = {"candidate": INDEX, "span": TEXT, "span_start": OFFSET}
 
 FIELDS: dict[str, dict[str, str]] = {
-    "write/next": {"track": TEXT}, "write/check": WRITE_FORM, "write/save": WRITE_FORM, "write/skip": {"passage": INDEX, "reason": TEXT},
+    "write/next": {"track": TEXT}, "write/check": WRITE_FORM, "write/save": WRITE_FORM,
+    "write/skip": {"passage": INDEX, "reason": TEXT},
     "audit/configs": {}, "audit/next": {"config": TEXT}, "audit/accept": {**AUDIT_TARGET, "span": TEXT, "note": TEXT},
     "audit/reject": AUDIT_TARGET,
     "queries/load": {"text": FILE}, "queries/next": {}, "queries/check": QUERY_FORM, "queries/save": QUERY_FORM,

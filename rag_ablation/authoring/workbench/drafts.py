@@ -1,7 +1,8 @@
 """Drafts mode: the configured LLM drafts a question per sampled passage, the user judges it.
 
 The passages are write mode's (``WriteMode.passages``: the chapter's seeded sample), in write
-mode's order with every track (``WriteMode.order``: the tracks interleaved). For each, the LLM of the ``llm:`` block is asked once, through the prompt cache
+mode's order with every track (``WriteMode.order``: the tracks interleaved). For each, the LLM
+of the ``llm:`` block is asked once, through the prompt cache
 (``rag_ablation.llm.client.prompt_cache``: a rerun asks nothing again), with the template
 ``rag_ablation/authoring/workbench/prompts/draft_question.txt`` (``DRAFT_PROMPT``, its ``{passage}`` filled literally) for one
 question the passage answers, in other words than the passage's, and the answering span copied

@@ -368,7 +368,8 @@ class WriteMode:
         it, so the page can show the question again to be fixed (``passage`` None otherwise)."""
         record, event = self.bench.undo(text_field(payload, "id"))
         keys = {passage_key(p): n for n, p in enumerate(self.passages)}
-        n = keys.get(event.get("passage")) if event.get("mode") == "write" else None
+        key = event.get("passage")
+        n = keys.get(key) if event.get("mode") == "write" and isinstance(key, str) else None
         out: dict[str, Any] = {"undone": record, "mode": event.get("mode"), "passage": None, "span_start": None}
         if n is not None:
             out["passage"] = self.show(n, self.bench.slices())

@@ -99,6 +99,27 @@ function markSpan(box, text, span, near) {
   return at;
 }
 
+// The write and drafts views: `state` ({p, spanStart}) is the passage shown and the span's
+// offset in it; the span of the `prefix`-span field stays marked in `prefix`-passage.
+function keepMarked(prefix, state) {
+  if (!state.p) return;
+  const at = markSpan($(prefix + "-passage"), state.p.text, $(prefix + "-span").value, state.spanStart);
+  if (at >= 0) state.spanStart = at;
+}
+
+// Text selected with the mouse in `prefix`-passage fills `prefix`-span, is marked, and `check` runs.
+function pickSpans(prefix, state, check) {
+  $(prefix + "-passage").addEventListener("mouseup", () => {
+    const s = selectionIn($(prefix + "-passage"));
+    if (!s || !state.p) return;
+    $(prefix + "-span").value = s.text;
+    state.spanStart = s.start;
+    window.getSelection().removeAllRanges();
+    keepMarked(prefix, state);
+    check();
+  });
+}
+
 // --- saved questions (write and label-queries views) --------------------------------------
 // The question file's newest questions under `prefix`-saved, and the undo button of the last one.
 async function loadSaved(prefix) {
@@ -190,11 +211,7 @@ async function writeNext(shown) {
 }
 
 // Keep the span highlighted in the passage (the mouse selection goes when the form is typed in).
-function writeMark() {
-  if (!W.p) return;
-  const at = markSpan($("w-passage"), W.p.text, $("w-span").value, W.spanStart);
-  if (at >= 0) W.spanStart = at;
-}
+function writeMark() { keepMarked("w", W); }
 $("w-track").addEventListener("change", () => writeNext());
 
 function writePayload() {
@@ -210,16 +227,7 @@ async function writeCheck() {
 
 function scheduleWriteCheck() { clearTimeout(W.timer); W.timer = setTimeout(writeCheck, 300); }
 
-$("w-passage").addEventListener("mouseup", () => {
-  const s = selectionIn($("w-passage"));
-  if (s && W.p) {
-    $("w-span").value = s.text;
-    W.spanStart = s.start;
-    window.getSelection().removeAllRanges();
-    writeMark();
-    scheduleWriteCheck();
-  }
-});
+pickSpans("w", W, scheduleWriteCheck);
 ["w-question", "w-span", "w-answer", "w-id"].forEach((id) => $(id).addEventListener("input", () => {
   if (id === "w-span") writeMark();
   scheduleWriteCheck();
@@ -483,11 +491,7 @@ async function draftsNext() {
   scheduleDraftCheck();
 }
 
-function draftMark() {
-  if (!D.p) return;
-  const at = markSpan($("d-passage"), D.p.text, $("d-span").value, D.spanStart);
-  if (at >= 0) D.spanStart = at;
-}
+function draftMark() { keepMarked("d", D); }
 
 function draftPayload(verdict) {
   return {passage: D.p.index, verdict: verdict, question: $("d-question").value, span: $("d-span").value,
@@ -501,16 +505,7 @@ async function draftCheck() {
 }
 function scheduleDraftCheck() { clearTimeout(D.timer); D.timer = setTimeout(draftCheck, 300); }
 
-$("d-passage").addEventListener("mouseup", () => {
-  const s = selectionIn($("d-passage"));
-  if (s && D.p) {
-    $("d-span").value = s.text;
-    D.spanStart = s.start;
-    window.getSelection().removeAllRanges();
-    draftMark();
-    scheduleDraftCheck();
-  }
-});
+pickSpans("d", D, scheduleDraftCheck);
 ["d-question", "d-span", "d-answer", "d-id"].forEach((id) => $(id).addEventListener("input", () => {
   if (id === "d-span") draftMark();
   scheduleDraftCheck();
