@@ -100,11 +100,13 @@ def labelstudio(bench: Workbench, args: argparse.Namespace) -> None:
     from rag_ablation.core.io import read_json, write_json, write_text
 
     if args.export_labelstudio:
-        tasks = export_tasks(WriteMode(bench).passages)
+        write = WriteMode(bench)
+        tasks = export_tasks([write.passages[n] for n in write.order()], done=write.done())
         write_json(args.export_labelstudio / "tasks.json", tasks)
         write_text(args.export_labelstudio / "label_config.xml", LABEL_CONFIG)
-        print(f"{len(tasks)} tasks in {args.export_labelstudio / 'tasks.json'}; create the Label Studio project with "
-              f"{args.export_labelstudio / 'label_config.xml'}, import the tasks, label, export as JSON, then "
+        print(f"{len(tasks)} tasks in {args.export_labelstudio / 'tasks.json'} ({len(write.passages) - len(tasks)} of "
+              f"the {len(write.passages)} sampled passages left out: already done); create the Label Studio project "
+              f"with {args.export_labelstudio / 'label_config.xml'}, import the tasks, label, export as JSON, then "
               f"`rag-ablation label --import-labelstudio FILE`")
         return
     try:
@@ -153,6 +155,13 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
+def report_removed(bench: Workbench) -> None:
+    """Print each temporary file the workbench removed at start (``Workbench.removed_temps``)."""
+    for tmp in bench.removed_temps:
+        print(f"rag-ablation label: removed {tmp}, left by a save that was killed (the file it was saving is whole "
+              f"and keeps every save that was acknowledged)", flush=True)
+
+
 def run(args: argparse.Namespace) -> None:
     try:
         import uvicorn
@@ -175,16 +184,15 @@ def run(args: argparse.Namespace) -> None:
         raise UserError(f"--generated {project.drafts} is the hand-written question file: model-drafted questions "
                         f"go to a file of their own")
     bench = Workbench(project, params)
-    if args.export_labelstudio or args.import_labelstudio:
-        labelstudio(bench, args)
-        return
-    if args.compare:
-        compare(bench, args)
+    if args.export_labelstudio or args.import_labelstudio or args.compare:
+        report_removed(bench)
+        (compare if args.compare else labelstudio)(bench, args)
         return
     sock = bind(args.port)
     port = sock.getsockname()[1]
     app = create_app(bench, hosts=own_hosts(port))
     print(f"rag-ablation label: http://127.0.0.1:{port}/  (questions: {project.questions}, audit: {project.audit}; "
           f"Ctrl-C stops, everything saved is kept)", flush=True)
+    report_removed(bench)  # after the address: the first line printed is always it
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     server.run(sockets=[sock])

@@ -59,10 +59,14 @@ DRAFT_SPAN = "leaves every forty minutes from the north pier"
 
 def draft_replies(passages):
     """The replies of the drafts mode's stand-in model (``FixedDrafts``): a draft for the first
-    passage, and for the second one (which the user judges not answered)."""
+    passage shown, and for the second one (which the user judges not answered), in write mode's
+    order (the tracks interleaved)."""
+    from rag_ablation.authoring.workbench.session import interleaved
+
     tiny = _tiny()
-    return {passages[0].text: tiny.reply(DRAFT_QUESTION, DRAFT_SPAN),
-            passages[1].text: tiny.reply("Which tram line serves the kiosk?", "the coastal bus")}
+    first, second = (passages[n] for n in interleaved(passages)[:2])
+    return {first.text: tiny.reply(DRAFT_QUESTION, DRAFT_SPAN),
+            second.text: tiny.reply("Which tram line serves the kiosk?", "the coastal bus")}
 
 
 @pytest.fixture
@@ -126,13 +130,23 @@ def mouse_select(page, selector: str, text: str) -> None:
     character, drag to its last, release (a real selection, as a person makes it)."""
     box = page.evaluate("""([sel, text]) => {
         const el = document.querySelector(sel);
-        const node = el.firstChild;
-        const at = node.textContent.indexOf(text);
+        const at = el.textContent.indexOf(text);
         if (at < 0) return null;
+        // the text node and offset of character `n` of el's text (a passage may hold <mark> elements)
+        const point = (n) => {
+            const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+            for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+                if (n < node.textContent.length) return [node, n];
+                n -= node.textContent.length;
+            }
+            return null;
+        };
         const r = document.createRange();
-        r.setStart(node, at); r.setEnd(node, at + 1);
+        const [first, start] = point(at);
+        r.setStart(first, start); r.setEnd(first, start + 1);
         const a = r.getBoundingClientRect();
-        r.setStart(node, at + text.length - 1); r.setEnd(node, at + text.length);
+        const [last, off] = point(at + text.length - 1);
+        r.setStart(last, off); r.setEnd(last, off + 1);
         const b = r.getBoundingClientRect();
         return {x0: a.left + 1, y0: a.top + a.height / 2, x1: b.right - 1, y1: b.top + b.height / 2};
     }""", [selector, text])

@@ -26,8 +26,9 @@ Security (the app binds to 127.0.0.1 only, ``rag_ablation.commands.label``):
 
 API (POST, a JSON object in, JSON out; a refusal is 4xx with ``problems``, a list of messages)::
 
-    /api/write/next|check|save|skip
-    /api/audit/configs|next|accept|reject        (next: {"config": NAME})
+    /api/write/next|check|save|skip              (next: {} or {"track": NAME}; "" is every track, interleaved)
+    /api/questions/saved|undo                    (undo: {"id": the last saved question's})
+    /api/audit/configs|next|accept|reject        (configs: those that ran; next: {"config": NAME})
     /api/queries/load|next|check|save|skip
     /api/drafts/next|check|save
 """
@@ -224,8 +225,9 @@ TEXT, FILE, INDEX, OFFSET, FLAG, SPANS = "text", "file", "index", "offset", "fla
 string bounded by the body limit only (a queries file), ``INDEX`` an integer, ``OFFSET`` an
 integer or null, ``FLAG`` true or false, ``SPANS`` a list of at most ``MAX_SPANS`` marked spans
 (``SPAN_FIELDS``)."""
-OPTIONAL = {"span_start"}
-"""The fields a request may leave out (the page sends every field of its form)."""
+OPTIONAL = {"span_start", "track"}
+"""The fields a request may leave out (the page sends every field of its form; write/next
+without ``track`` offers every track, interleaved)."""
 
 WRITE_FORM = {"passage": INDEX, "question": TEXT, "span": TEXT, "span_start": OFFSET, "answer": TEXT,
               "slice": TEXT, "id": TEXT}
@@ -237,12 +239,14 @@ AUDIT_TARGET = {"config": TEXT, "id": TEXT, "chunk": TEXT}
 SPAN_FIELDS = {"candidate": INDEX, "span": TEXT, "span_start": OFFSET}
 
 FIELDS: dict[str, dict[str, str]] = {
-    "write/next": {}, "write/check": WRITE_FORM, "write/save": WRITE_FORM, "write/skip": {"passage": INDEX, "reason": TEXT},
+    "write/next": {"track": TEXT}, "write/check": WRITE_FORM, "write/save": WRITE_FORM,
+    "write/skip": {"passage": INDEX, "reason": TEXT},
     "audit/configs": {}, "audit/next": {"config": TEXT}, "audit/accept": {**AUDIT_TARGET, "span": TEXT, "note": TEXT},
     "audit/reject": AUDIT_TARGET,
     "queries/load": {"text": FILE}, "queries/next": {}, "queries/check": QUERY_FORM, "queries/save": QUERY_FORM,
     "queries/skip": {"query": INDEX},
     "drafts/next": {}, "drafts/check": DRAFT_FORM, "drafts/save": DRAFT_FORM,
+    "questions/saved": {}, "questions/undo": {"id": TEXT},
 }
 """Each endpoint (its path after ``/api/``): its fields and their kinds. Every other field is
 refused, as is a missing one (``OPTIONAL`` aside)."""
@@ -351,14 +355,15 @@ def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str
         return endpoint
 
     handlers: dict[str, Handler] = {
-        "write/next": lambda p: write.next(), "write/check": write.check, "write/save": write.save,
+        "write/next": lambda p: write.next(text_field(p, "track")), "write/check": write.check, "write/save": write.save,
         "write/skip": write.skip,
-        "audit/configs": lambda p: {"configs": sorted(audit.configs()), "k": audit.k},
+        "audit/configs": lambda p: audit.listing(),
         "audit/next": lambda p: audit.next(text_field(p, "config")),
         "audit/accept": audit.accept, "audit/reject": audit.reject,
         "queries/load": queries.load, "queries/next": lambda p: queries.next(), "queries/check": queries.check,
         "queries/save": queries.save, "queries/skip": queries.skip,
         "drafts/next": lambda p: drafts.next(), "drafts/check": drafts.check, "drafts/save": drafts.save,
+        "questions/saved": lambda p: bench.saved_list(), "questions/undo": write.undo,
     }
     assert handlers.keys() == FIELDS.keys()
     routes = [

@@ -1,7 +1,8 @@
 """Drafts mode: the configured LLM drafts a question per sampled passage, the user judges it.
 
-The passages are write mode's (``WriteMode.passages``: the chapter's seeded sample), in the same
-order. For each, the LLM of the ``llm:`` block is asked once, through the prompt cache
+The passages are write mode's (``WriteMode.passages``: the chapter's seeded sample), in write
+mode's order with every track (``WriteMode.order``: the tracks interleaved). For each, the LLM
+of the ``llm:`` block is asked once, through the prompt cache
 (``rag_ablation.llm.client.prompt_cache``: a rerun asks nothing again), with the template
 ``rag_ablation/authoring/workbench/prompts/draft_question.txt`` (``DRAFT_PROMPT``, its ``{passage}`` filled literally) for one
 question the passage answers, in other words than the passage's, and the answering span copied
@@ -176,7 +177,7 @@ class DraftMode:
         one). Asks the LLM when the draft is not in the cache (seconds with the offline model)."""
         backend = self.backend  # no LLM: one message before anything else
         done = self.verdicts()
-        todo = [n for n, p in enumerate(self.passages) if passage_key(p) not in done]
+        todo = [n for n in self.write.order() if passage_key(self.passages[n]) not in done]
         out: dict[str, Any] = {"total": len(self.passages), "done": len(self.passages) - len(todo),
                                "counts": self.counts(), "verdicts": VERDICTS, "passage": None, "draft": None}
         if todo:

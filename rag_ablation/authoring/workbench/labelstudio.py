@@ -2,7 +2,9 @@
 
 ``export_tasks`` turns write mode's sampled passages into Label Studio tasks (its JSON import
 format: a list of ``{"data": {...}}``), each holding the passage's text and, for the way back,
-its document and passage key. ``LABEL_CONFIG`` is the labelling interface to create the
+its document and passage key. Passages already done (written from, skipped or imported:
+``WriteMode.done``) are left out, so an export after a session on the page holds only what is
+left to label. ``LABEL_CONFIG`` is the labelling interface to create the
 project with: the passage (``text``), a ``Labels`` control ``span`` for the answering span(s), text
 areas ``question`` and ``answer``, and a ``Choices`` control ``slice``.
 
@@ -17,7 +19,7 @@ session log) is not imported again, so an export can be imported after every ses
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,9 +46,11 @@ LABEL_CONFIG = f"""<View>
 """
 
 
-def export_tasks(passages: Sequence[Passage]) -> list[dict[str, Any]]:
-    """One Label Studio task per passage, in sample order (module docstring)."""
-    return [{"data": {"text": p.text, "doc": p.doc, "track": p.track, "passage": passage_key(p)}} for p in passages]
+def export_tasks(passages: Sequence[Passage], done: Collection[str] = frozenset()) -> list[dict[str, Any]]:
+    """One Label Studio task per passage, in the order given, but for those whose key
+    (``passage_key``) is in ``done`` (module docstring)."""
+    return [{"data": {"text": p.text, "doc": p.doc, "track": p.track, "passage": passage_key(p)}} for p in passages
+            if passage_key(p) not in done]
 
 
 @dataclass

@@ -4,7 +4,8 @@ and served by the app itself (no CDN, nothing fetched from elsewhere). The page 
 from the server but through the JSON API; nothing is substituted into its files.
 
 The script inserts every text from the corpus, the questions and the server with
-``textContent`` (never ``innerHTML``), so a passage holding ``<script>`` is shown as text. The
+``textContent`` (never ``innerHTML``), so a passage holding ``<script>`` is shown as text; a
+span kept marked in its passage is a ``<mark>`` element holding text, between text nodes. The
 label-queries view names no retrieval config anywhere (its pool is config-blind). The drafts
 view shows the model's draft beside its passage and saves a verdict per draft.
 """

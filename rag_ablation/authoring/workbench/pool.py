@@ -168,8 +168,9 @@ class QueryMode:
         return {"added": len(new), "total": len(have) + len(new)}
 
     def done(self) -> set[str]:
-        return {e["query"] for e in self.bench.log.events()
-                if e.get("kind") in ("question", "query_skip") and isinstance(e.get("query"), str)}
+        """The queries labelled (a question not undone) or skipped."""
+        events = [*self.bench.saved_events(), *self.bench.log.events("query_skip")]
+        return {e["query"] for e in events if isinstance(e.get("query"), str)}
 
     def pool(self, query: str) -> list[Candidate]:
         if query not in self._pools:

@@ -7,9 +7,16 @@ and the params once; each mode reads what it needs on first use.
 
 Write mode (``WriteMode``, the chapter's method): the passages of
 ``rag_ablation.data.passages.sample_passages`` with ``workbench.per_track`` and
-``workbench.seed``, one at a time in sample order. A passage is done when the question file
-holds a question from it (its doc, a span inside its text) or the session log records a
-question or a skip for it, so a rerun resumes at the first passage not done.
+``workbench.seed``, one at a time, the tracks interleaved (``interleaved``: the first passage
+of every track, then the second of every track, ...) or one track chosen (its passages in
+sample order). A passage is done when the question file holds a question from it (its doc, a
+span inside its text) or the session log records a question (not undone) or a skip for it, so
+a rerun resumes at the first passage not done.
+
+Undo (``Workbench.undo``): the last question saved through the workbench can be taken back,
+again and again, while it is the question file's last line: the line is removed (the file's
+other bytes kept exactly) and an ``undo`` event is logged, so its passage or query is to do
+again. A line the workbench did not write (an edit by hand) is never removed.
 
 Audit mode (``AuditMode``, what ``rag-ablation audit-sheet`` prints): for a config with a run
 file, every answerable question whose first relevant rank in ``metrics/scores/retrieval.csv``
@@ -44,7 +51,8 @@ from rag_ablation.evaluation.scoring.scores import read_scores
 
 from rag_ablation.authoring.workbench.checks import (CorpusView, Verdict, audit_problems, question_problems,
                                                      span_facts)
-from rag_ablation.authoring.workbench.store import SessionLog, append_record, log_path, remove_stale_temps
+from rag_ablation.authoring.workbench.store import (SessionLog, append_record, last_record, log_path,
+                                                    remove_last_record, remove_stale_temps)
 
 DRAFT_PROMPTS = Path(__file__).resolve().parent / "prompts"
 """Where drafts mode's template lives: beside this package, not in the pipeline's ``prompts/``,
@@ -61,6 +69,12 @@ MAX_TEXT_CHARS = 20_000
 far above any real one; the web layer refuses a longer one (``app.FIELDS``) with 422."""
 SKIP_REASONS = {"skip": "skipped", "code_table": "mostly code or table"}
 """Why a passage was passed over (the chapter's two buttons): reason -> what the page says."""
+ALL_TRACKS = ""
+"""Write mode's track choice meaning every track, interleaved (``interleaved``)."""
+UNDO = "undo"
+"""The session log's event taking back the last saved question (``Workbench.undo``)."""
+SAVED_SHOWN = 50
+"""How many of the question file's questions the page lists (the newest)."""
 
 
 class WorkbenchError(UserError, ValueError):
@@ -141,6 +155,17 @@ def next_id(existing: Sequence[str], slice_name: str, track: str) -> str:
     return f"{prefix}{max(numbers, default=0) + 1:02d}"
 
 
+def interleaved(passages: Sequence[Passage]) -> list[int]:
+    """The indices of ``passages`` taking the tracks in turn, tracks in name order and each
+    track's passages in their order: its first passage of every track, then the second, and so
+    on; a track that runs out drops out. Every index exactly once."""
+    by_track: dict[str, list[int]] = {}
+    for n, p in enumerate(passages):
+        by_track.setdefault(p.track, []).append(n)
+    columns = [by_track[t] for t in sorted(by_track)]
+    return [c[i] for i in range(max(map(len, columns), default=0)) for c in columns if i < len(c)]
+
+
 def corpus_digest(documents: Sequence[Document]) -> str:
     """A short fingerprint of the corpus (SHA-256 of every path and text, in path order): logged
     with each label, so a set can be traced to the corpus version it was made on."""
@@ -208,6 +233,57 @@ class Workbench:
         log.add(kind, id=record["id"], **log_fields, corpus=self.corpus_digest)
         return record
 
+    def saved_events(self) -> list[dict[str, Any]]:
+        """The session log's ``question`` events not taken back, in log order: an ``undo`` event
+        cancels the latest question event of its id."""
+        out: list[dict[str, Any]] = []
+        for e in self.log.events():
+            if e.get("kind") == "question":
+                out.append(e)
+            elif e.get("kind") == UNDO:
+                hit = [n for n, s in enumerate(out) if s.get("id") == e.get("id")]
+                if hit:
+                    del out[hit[-1]]
+        return out
+
+    def undoable(self) -> str | None:
+        """The id an undo would take back: the question file's last line when it is the last
+        question the workbench saved (``saved_events``); None otherwise."""
+        saved, path = self.saved_events(), self.project.questions
+        if not saved or not path.is_file():
+            return None
+        _, last = last_record(path.read_text(encoding="utf-8"))
+        ident = saved[-1].get("id")
+        return ident if isinstance(last, dict) and isinstance(ident, str) and last.get("id") == ident else None
+
+    def undo(self, ident: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Take back the last saved question when its id is ``ident`` (module docstring): the
+        ``undo`` event is logged first, then the line removed, so a crash between the two keeps
+        the question. Returns (the removed record, its question event); raises ``Refused`` with
+        nothing written when ``ident`` is not ``undoable``."""
+        last = self.undoable()
+        if last is None:
+            raise Refused([f"nothing to undo: the last line of {self.project.questions} is not a question saved in "
+                           f"the workbench (remove a line you wrote by hand in your editor)"])
+        if last != ident:
+            raise Refused([f"only the last saved question can be undone, and that is {last!r}, not {ident!r}: "
+                           f"reload the page"])
+        event = self.saved_events()[-1]
+        self.log.add(UNDO, id=ident, mode=event.get("mode"))
+        try:
+            record = remove_last_record(self.project.questions, ident)
+        except ValueError as e:  # the file changed in between (an editor): keep it as it is
+            raise Refused([str(e)]) from None
+        return record, event
+
+    def saved_list(self) -> dict[str, Any]:
+        """The question file's questions as the page lists them: the newest ``SAVED_SHOWN``
+        first, how many there are, and the id ``undo`` would take back (``undoable``)."""
+        questions = self.questions()
+        return {"file": str(self.project.questions), "total": len(questions), "undo": self.undoable(),
+                "questions": [{"id": q.id, "question": q.question, "slice": q.slice, "doc": q.doc,
+                               "spans": list(q.relevant_spans)} for q in questions[::-1][:SAVED_SHOWN]]}
+
     def check_question(self, record: dict[str, Any], *, drafted: bool = False) -> Verdict:
         """The refusals of ``save_question`` and, for a question with spans, ``span_facts``."""
         problems = self.problems(record, drafted=drafted)
@@ -239,9 +315,23 @@ class WriteMode:
             raise WorkbenchError(f"cannot sample passages: {e} (workbench.per_track in params.yaml)") from None
         return passages
 
+    def tracks(self) -> list[str]:
+        """The sample's tracks, in name order."""
+        return sorted({p.track for p in self.passages})
+
+    def order(self, track: str = ALL_TRACKS) -> list[int]:
+        """The indices of the passages in the order they are offered: every track interleaved
+        (``ALL_TRACKS``), or the passages of ``track`` in sample order (an unknown track is
+        refused, listing the sample's)."""
+        if track == ALL_TRACKS:
+            return interleaved(self.passages)
+        lookup(dict.fromkeys(self.tracks()), track, "track")
+        return [n for n, p in enumerate(self.passages) if p.track == track]
+
     def done(self) -> set[str]:
-        """Keys of the passages already written from or skipped."""
-        keys = {e.get("passage") for e in self.bench.log.events() if e.get("kind") in ("question", "skip")}
+        """Keys of the passages already written from (not undone) or skipped."""
+        keys = {e.get("passage") for e in self.bench.saved_events()} | {e.get("passage") for e in
+                                                                       self.bench.log.events("skip")}
         questions = self.bench.questions()
         for p in self.passages:
             text = normalize(p.text)
@@ -249,18 +339,42 @@ class WriteMode:
                 keys.add(passage_key(p))
         return {k for k in keys if isinstance(k, str)}
 
-    def next(self) -> dict[str, Any]:
-        """The first passage not done, as the page shows it (``passage`` None when all are)."""
+    def show(self, n: int, slices: Sequence[str]) -> dict[str, Any]:
+        """Passage ``n`` as the page shows it, with the id suggested for each of ``slices``."""
+        p = self.passages[n]
+        ids = [q.id for q in self.bench.questions()]
+        return {"index": n, "doc": p.doc, "track": p.track, "text": p.text,
+                "suggested_ids": {s: next_id(ids, s, p.track) for s in slices}}
+
+    def next(self, track: str = ALL_TRACKS) -> dict[str, Any]:
+        """The first passage not done in ``order(track)``, as the page shows it (``passage``
+        None when all of them are), with the progress overall and per track."""
         done = self.done()
-        todo = [n for n, p in enumerate(self.passages) if passage_key(p) not in done]
-        out: dict[str, Any] = {"total": len(self.passages), "done": len(self.passages) - len(todo),
-                               "slices": self.bench.slices(), "passage": None}
+        is_done = [passage_key(p) in done for p in self.passages]
+        todo = [n for n in self.order(track) if not is_done[n]]
+        per_track = {t: {"total": 0, "done": 0} for t in self.tracks()}
+        for p, d in zip(self.passages, is_done):
+            per_track[p.track]["total"] += 1
+            per_track[p.track]["done"] += d
+        out: dict[str, Any] = {"total": len(self.passages), "done": sum(is_done), "track": track,
+                               "tracks": per_track, "slices": self.bench.slices(), "passage": None}
         if todo:
-            n = todo[0]
-            p = self.passages[n]
-            ids = [q.id for q in self.bench.questions()]
-            out["passage"] = {"index": n, "doc": p.doc, "track": p.track, "text": p.text,
-                              "suggested_ids": {s: next_id(ids, s, p.track) for s in out["slices"]}}
+            out["passage"] = self.show(todo[0], out["slices"])
+        return out
+
+    def undo(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Take back the last saved question (``Workbench.undo``, ``id`` naming it). When write
+        mode saved it, its passage comes back as ``next`` shows one, with the span's offset in
+        it, so the page can show the question again to be fixed (``passage`` None otherwise)."""
+        record, event = self.bench.undo(text_field(payload, "id"))
+        keys = {passage_key(p): n for n, p in enumerate(self.passages)}
+        key = event.get("passage")
+        n = keys.get(key) if event.get("mode") == "write" and isinstance(key, str) else None
+        out: dict[str, Any] = {"undone": record, "mode": event.get("mode"), "passage": None, "span_start": None}
+        if n is not None:
+            out["passage"] = self.show(n, self.bench.slices())
+            start = event.get("start")
+            out["span_start"] = start - self.passages[n].start if isinstance(start, int) else None
         return out
 
     def record(self, payload: Mapping[str, Any]) -> tuple[dict[str, Any], Passage, int | None]:
@@ -308,14 +422,47 @@ class AuditMode:
         self.bench = bench
         self.k = bench.params.workbench.audit_k
 
-    def configs(self) -> dict[str, Path]:
-        """The retrieval configs that have a run file, name -> path."""
-        runs = self.bench.project.runs
-        return {name: runs / f"{name}.json" for name in self.bench.params.retrieval if (runs / f"{name}.json").is_file()}
+    def _status(self, name: str, scored: set[str]) -> tuple[dict[str, Any] | None, str | None]:
+        """Config ``name``'s run file and None when it ran (a run file of status ``ok`` and rows
+        in the scores file, whose configs are ``scored``); else (None, why not)."""
+        path = self.bench.project.runs / f"{name}.json"
+        if not path.is_file():
+            return None, "no run file (run `dvc repro`)"
+        run = read_json(path)
+        if not isinstance(run, dict) or run.get("status") != "ok":
+            why = run.get("reason") if isinstance(run, dict) else None
+            return None, f"did not run ({run.get('status') if isinstance(run, dict) else 'no status'}: {why})"
+        if name not in scored:
+            return None, "not in the scores file (run `dvc repro`)"
+        return run, None
+
+    def _scored(self) -> set[str]:
+        scores = self.bench.project.scores
+        return {r["config"] for r in read_scores(scores)} if scores.is_file() else set()
+
+    def statuses(self) -> dict[str, str | None]:
+        """Every retrieval config of params, in params order: None when it ran (its misses can
+        be audited), else why not (no run file, a run file saying it was unavailable, no scores)."""
+        scored = self._scored()
+        return {name: self._status(name, scored)[1] for name in self.bench.params.retrieval}
+
+    def configs(self) -> list[str]:
+        """The retrieval configs that ran (``statuses``), in params order: the audit menu."""
+        return [name for name, why in self.statuses().items() if why is None]
+
+    def listing(self) -> dict[str, Any]:
+        """The audit menu: the configs that ran, and the others with why each is left out."""
+        statuses = self.statuses()
+        return {"configs": [n for n, why in statuses.items() if why is None], "k": self.k,
+                "left_out": {n: why for n, why in statuses.items() if why is not None}}
 
     def _run(self, config: str) -> tuple[dict[str, list[str]], Mapping[str, str]]:
-        path = lookup(self.configs(), config, "config with a run file (run `dvc repro` first)")
-        run = read_json(path)
+        if config not in self.bench.params.retrieval:
+            lookup(dict.fromkeys(self.configs()), config, "config that ran (run `dvc repro` first)")
+        run, why = self._status(config, self._scored())
+        if run is None:
+            raise WorkbenchError(f"config {config!r} has no misses to audit: {why}; pick one of: "
+                                 f"{', '.join(self.configs()) or 'none yet'}")
         ranking = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
         return ranking, run.get("passages", {})
 

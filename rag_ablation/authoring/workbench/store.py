@@ -1,6 +1,7 @@
 """Append-only, atomic writes of JSON lines: the only way the workbench changes a file.
 
-``append_record`` adds one JSON object as one line at the end of a JSON-lines file. The file's
+``append_record`` adds one JSON object as one line at the end of a JSON-lines file (and
+``remove_last_record``, the workbench's undo, takes the last one away again). The file's
 existing bytes are kept exactly: the new content (old bytes, a newline if the old bytes did not
 end with one, the new line) is written to a temporary file beside the target, flushed and
 fsynced, renamed over the target, and the folder is fsynced. A crash or a kill at any moment
@@ -72,6 +73,35 @@ def append_record(path: Path, record: Mapping[str, Any]) -> None:
         old = path.read_text(encoding="utf-8") if path.is_file() else ""
         write_text(path, appended_text(old, json_line(record)))
         _fsync_dir(path.parent)
+
+
+def last_record(text: str) -> tuple[int, Any]:
+    """Where the last non-blank line of the JSON-lines ``text`` starts, and its JSON value
+    (``None`` when the text holds no line or the last one is not JSON)."""
+    body = text.rstrip()
+    start = body.rfind("\n") + 1
+    try:
+        return start, json.loads(body[start:]) if body else None
+    except ValueError:
+        return start, None
+
+
+def remove_last_record(path: Path, record_id: str) -> dict[str, Any]:
+    """Remove the last line of the JSON-lines file ``path`` atomically (as ``append_record``
+    writes), when it is a JSON object whose ``id`` is ``record_id``; returns that object. Every
+    byte before that line is kept exactly (blank lines after it go with it). Raises
+    ``ValueError`` when the file's last line is not that record: nothing is written then."""
+    path = Path(path)
+    with _LOCK:
+        old = path.read_text(encoding="utf-8") if path.is_file() else ""
+        start, obj = last_record(old)
+        if not isinstance(obj, dict) or obj.get("id") != record_id:
+            found = obj.get("id") if isinstance(obj, dict) else None
+            raise ValueError(f"the last line of {path} is {'question ' + repr(found) if found else 'not a question'}, "
+                             f"not {record_id!r}")
+        write_text(path, old[:start])
+        _fsync_dir(path.parent)
+    return obj
 
 
 def temp_files(path: Path) -> list[Path]:

@@ -107,7 +107,7 @@ def test_refusals_come_back_as_problems(client):
     r = client.post("/api/write/next", json=[1])
     assert r.status_code == 400 and r.json()["problems"] == ["expected a JSON object"]
     assert client.post("/api/audit/next", json={"config": "nope"}).json()["problems"][0].startswith(
-        "unknown config with a run file")
+        "unknown config that ran")
 
 
 @pytest.mark.bad_input
@@ -239,3 +239,23 @@ def test_killing_the_server_loses_nothing_and_a_restart_resumes(project, tmp_pat
     assert [q.id for q in load_questions(questions)] == [first["id"], second["id"]]
     check_spans(load_questions(questions), load_corpus(tmp_path / "data/corpus"))
     assert sorted(p.name for p in questions.parent.iterdir()) == ["handbook.jsonl", "handbook.workbench-log"]
+
+
+def test_the_api_offers_a_chosen_track_lists_saved_questions_and_undoes_the_last(client, bench):
+    trams = client.post("/api/write/next", json={"track": "trams"}).json()
+    assert trams["track"] == "trams" and trams["passage"]["track"] == "trams"
+    p = client.post("/api/write/next", json={}).json()["passage"]
+    span = p["text"][40:100].strip()
+    form = {"passage": p["index"], "question": "What does the first passage say?", "span": span,
+            "span_start": p["text"].find(span), "answer": "So.", "slice": "main", "id": "main-ferries-01"}
+    assert client.post("/api/write/save", json=form).status_code == 200
+    saved = client.post("/api/questions/saved", json={}).json()
+    assert (saved["total"], saved["undo"], [q["id"] for q in saved["questions"]]) == (1, "main-ferries-01",
+                                                                                      ["main-ferries-01"])
+    r = client.post("/api/questions/undo", json={"id": "main-ferries-02"})
+    assert r.status_code == 422 and "only the last saved question can be undone" in r.json()["problems"][0]
+    undone = client.post("/api/questions/undo", json={"id": "main-ferries-01"}).json()
+    assert undone["passage"]["index"] == p["index"] and undone["span_start"] == form["span_start"]
+    assert bench.project.questions.read_text(encoding="utf-8") == ""
+    r = client.post("/api/write/next", json={"track": "buses"})
+    assert r.status_code == 422 and r.json()["problems"] == ["unknown track 'buses'; expected one of: ferries, trams"]

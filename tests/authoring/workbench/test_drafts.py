@@ -84,23 +84,24 @@ def test_drafts_are_judged_fixed_saved_in_their_own_slice_and_resumed(project, s
     assert proj.drafts == proj.questions.with_name("generated.jsonl") and not proj.questions.exists(), \
         "never mixed into the hand-written file"
 
-    shown = drafts.next()
-    assert shown["passage"]["text"] == sample[1].text and shown["draft"]["span_start"] is None
-    with pytest.raises(Refused, match="is not in the passage: select the answering span with the mouse"):
-        drafts.save({**form(shown), "verdict": "partly"})
-    fix = "the skipper may cancel a crossing"
-    drafts.save({**form(shown, span=fix, span_start=sample[1].text.index(fix), answer="Above forty knots."),
-                 "verdict": "partly"})
+    shown = drafts.next()  # the tracks interleaved: the first trams passage comes second
+    assert (shown["done"], shown["passage"]["text"]) == (1, sample[2].text)
+    assert shown["draft"]["span"] == sample[2].text[sample[2].text.index("The depot"):][:len(S2)]
+    assert drafts.save({"passage": shown["passage"]["index"], "verdict": "not_answered"}) == \
+        {"ok": True, "verdict": "not_answered", "id": None}
 
     model2 = FixedDrafts(replies)  # a restart: new session, same prompt cache
     again = DraftMode(Workbench(proj, params), model2, cache=cache)
     shown = again.next()
-    assert (shown["done"], shown["passage"]["text"]) == (2, sample[2].text)
-    assert shown["draft"]["span"] == sample[2].text[sample[2].text.index("The depot"):][:len(S2)]
-    assert again.save({"passage": shown["passage"]["index"], "verdict": "not_answered"}) == \
-        {"ok": True, "verdict": "not_answered", "id": None}
-    assert len(model.prompts) == 2 and len(model2.prompts) == 1, "the restart asked the model for passage 2 only"
+    assert (shown["done"], shown["passage"]["text"]) == (2, sample[1].text) and shown["draft"]["span_start"] is None
+    with pytest.raises(Refused, match="is not in the passage: select the answering span with the mouse"):
+        again.save({**form(shown), "verdict": "partly"})
+    fix = "the skipper may cancel a crossing"
+    again.save({**form(shown, span=fix, span_start=sample[1].text.index(fix), answer="Above forty knots."),
+                "verdict": "partly"})
+    assert len(model.prompts) == 2 and len(model2.prompts) == 1, "the restart asked the model for passage 1 only"
     shown = again.next()
+    assert shown["passage"]["text"] == sample[3].text
     assert shown["draft"]["question"] == "" and len(shown["draft"]["problems"]) == 2
 
     lines = [json.loads(x) for x in proj.drafts.read_text(encoding="utf-8").splitlines()]
@@ -108,11 +109,11 @@ def test_drafts_are_judged_fixed_saved_in_their_own_slice_and_resumed(project, s
         "a draft not answered by its passage is not written"
     log = [json.loads(x) for x in log_path(proj.drafts).read_text(encoding="utf-8").splitlines()]
     assert [(e["kind"], e["verdict"], e["id"]) for e in log] == [
-        ("draft", "answerable", "generated-ferries-01"), ("draft", "partly", "generated-ferries-02"),
-        ("draft", "not_answered", None)]
+        ("draft", "answerable", "generated-ferries-01"), ("draft", "not_answered", None),
+        ("draft", "partly", "generated-ferries-02")]
     assert log[0]["passage"] == passage_key(sample[0]) and log[0]["fixed"] == {"question": False, "span": False}
-    assert log[1]["draft"] == {"question": "When is a crossing called off?", "span": S1_BAD}
-    assert log[1]["fixed"] == {"question": False, "span": True} and log[2]["fixed"] is None
+    assert log[2]["draft"] == {"question": "When is a crossing called off?", "span": S1_BAD}
+    assert log[2]["fixed"] == {"question": False, "span": True} and log[1]["fixed"] is None
     assert all(e["prompt"] == "draft_question" and e["model"]["model"] == "fixed-drafts" for e in log)
     assert again.counts() == {"answerable": 1, "partly": 1, "not_answered": 1}
     assert not proj.log.exists(), "nothing went to the hand-written file's session log"

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from rag_ablation.data.passages import sample_passages
 from rag_ablation.authoring.workbench.labelstudio import LABEL_CONFIG, export_tasks, import_annotations
 from rag_ablation.authoring.workbench.session import WriteMode, passage_key
+from rag_ablation.authoring.workbench.store import STALE_SECONDS
 from rag_ablation.data.corpus import load_corpus
 from rag_ablation.data.questions import check_spans, load_questions
 
@@ -41,6 +45,17 @@ def test_export_is_one_task_per_sampled_passage(bench):
     tasks = export_tasks(WriteMode(bench).passages)
     assert tasks == [{"data": {"text": p.text, "doc": p.doc, "track": p.track, "passage": passage_key(p)}} for p in sample]
     assert '<Labels name="span" toName="text">' in LABEL_CONFIG and '<Choice value="paraphrase"/>' in LABEL_CONFIG
+
+
+def test_export_leaves_out_the_passages_done(bench):
+    write = WriteMode(bench)
+    p = write.next()["passage"]
+    span = p["text"][40:100].strip()
+    write.save({"passage": p["index"], "question": "What does the first passage say?", "span": span,
+                "span_start": p["text"].find(span), "answer": "So.", "slice": "main", "id": "main-ferries-01"})
+    write.skip({"passage": 2, "reason": "code_table"})
+    tasks = export_tasks([write.passages[n] for n in write.order()], done=write.done())
+    assert [t["data"]["passage"] for t in tasks] == [passage_key(write.passages[n]) for n in (1, 3)]
 
 
 def test_import_saves_each_annotated_task_through_the_questions_validation(bench):
@@ -81,5 +96,16 @@ def test_the_command_exports_and_imports(project, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("1 question(s) saved, 0 task(s) skipped in Label Studio, 0 imported before, 0 refused")
     assert json.loads((tmp_path / "data/questions/handbook.jsonl").read_text())["span"] == span
+    stale = tmp_path / "data/questions/.handbook.jsonl.k3j9x2.tmp"  # left by a killed save
+    stale.write_text("{}", encoding="utf-8")
+    os.utime(stale, (time.time() - 2 * STALE_SECONDS,) * 2)
+    out = subprocess.run([*cmd, "--export-labelstudio", "ls"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == (f"rag-ablation label: removed {Path('data/questions') / stale.name}, left by "
+                                          f"a save that was killed (the file it was saving is whole and keeps every "
+                                          f"save that was acknowledged)") and not stale.exists()
+    assert "3 tasks in ls/tasks.json (1 of the 4 sampled passages left out: already done)" in out.stdout
+    again = json.loads((tmp_path / "ls/tasks.json").read_text())
+    assert [t["data"]["passage"] for t in again] == [t["data"]["passage"] for t in tasks if t != tasks[0]]
     bad = subprocess.run([*cmd, "--import-labelstudio", "missing.json"], cwd=tmp_path, capture_output=True, text=True)
     assert bad.returncode == 2 and "cannot read the Label Studio export missing.json" in bad.stderr

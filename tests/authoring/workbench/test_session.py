@@ -9,7 +9,9 @@ import pytest
 
 from rag_ablation.data.passages import sample_passages
 from rag_ablation.authoring.workbench.session import (AuditMode, Refused, Workbench, WorkbenchError, WriteMode,
-                                                      corpus_digest, locate, next_id, passage_key)
+                                                      corpus_digest, interleaved, locate, next_id, passage_key)
+from rag_ablation.core.io import write_json
+from rag_ablation.data.passages import Passage
 from rag_ablation.core.errors import UserError
 from rag_ablation.data.corpus import load_corpus
 from rag_ablation.data.questions import check_spans, load_questions
@@ -146,11 +148,119 @@ def test_audit_mode_names_only_known_configs_questions_and_passages(project):
     proj, params = project
     audit_project(proj, params)
     audit = AuditMode(Workbench(proj, params))
-    with pytest.raises(UserError, match=r"unknown config with a run file .* 'bm25'; expected one of: dense"):
+    with pytest.raises(UserError, match=r"config 'bm25' has no misses to audit: no run file \(run `dvc repro`\); "
+                       r"pick one of: dense$"):
         audit.next("bm25")
-    with pytest.raises(UserError, match="unknown config with a run file"):
+    with pytest.raises(UserError, match=r"unknown config that ran .* '../../../etc/passwd'; expected one of: dense$"):
         audit.next("../../../etc/passwd")
     with pytest.raises(UserError, match="unknown question dense missed 'main-ferries-01'"):
         audit.reject({"config": "dense", "id": "main-ferries-01", "chunk": "ferries/operations.md#0"})
     with pytest.raises(UserError, match="unknown passage of main-trams-01's top 2 'trams/maintenance.md#0'"):
         audit.reject({"config": "dense", "id": "main-trams-01", "chunk": "trams/maintenance.md#0"})
+
+
+def test_interleaved_takes_the_tracks_in_turn():
+    def p(track, n):
+        return Passage(f"{track}/x.md", track, n, n + 1, "t")
+
+    passages = [p("b", 0), p("a", 0), p("a", 1), p("c", 0), p("a", 2), p("c", 1)]
+    # a's passages are 1, 2, 4; b's 0; c's 3, 5: the first of a, b, c, then the second of a, c, then a's third
+    assert interleaved(passages) == [1, 0, 3, 2, 5, 4]
+    assert sorted(interleaved(passages)) == list(range(len(passages))) and interleaved([]) == []
+
+
+def test_write_mode_interleaves_the_tracks_or_walks_the_one_chosen(project):
+    proj, params = project
+    write = WriteMode(Workbench(proj, params))
+    assert [p.track for p in write.passages] == ["ferries", "ferries", "trams", "trams"]
+    first = write.next()
+    assert first["passage"]["index"] == 0 and first["track"] == ""
+    assert first["tracks"] == {"ferries": {"total": 2, "done": 0}, "trams": {"total": 2, "done": 0}}
+    write.skip({"passage": 0, "reason": "skip"})
+    second = write.next()
+    assert second["passage"]["index"] == 2, "the second passage shown is the other track's first"
+    assert second["tracks"]["ferries"] == {"total": 2, "done": 1} and second["done"] == 1
+    assert write.next("ferries")["passage"]["index"] == 1, "a chosen track: its passages in sample order"
+    assert write.next("trams")["passage"]["index"] == 2
+    write.skip({"passage": 1, "reason": "skip"})
+    assert write.next("ferries")["passage"] is None and write.next()["passage"]["index"] == 2
+
+
+@pytest.mark.bad_input
+def test_an_unknown_track_is_refused_listing_the_samples(bench):
+    with pytest.raises(UserError, match="unknown track 'buses'; expected one of: ferries, trams"):
+        WriteMode(bench).next("buses")
+
+
+def test_undo_takes_back_the_last_saved_questions_and_their_passages_come_back(project):
+    proj, params = project
+    hand = {"id": "main-ferries-09", "question": "How many bikes may ride one crossing?", "doc": "ferries/operations.md",
+            "span": "the limit of twelve bicycles per", "answer": "Twelve.", "slice": "main", "track": "ferries"}
+    proj.questions.write_text(json.dumps(hand) + "\n", encoding="utf-8")
+    bench = Workbench(proj, params)
+    write = WriteMode(bench)
+    before = proj.questions.read_bytes()
+    assert bench.undoable() is None
+    with pytest.raises(Refused, match="nothing to undo: the last line of .* is not a question saved in the workbench"):
+        bench.undo("main-ferries-09")
+    p0 = write.next()["passage"]  # passage 0 holds the hand-written span: done, so the next is shown
+    assert p0["index"] == 2
+    first = write.save(form(p0, p0["text"][40:100].strip(), id="main-trams-01"))
+    after_first = proj.questions.read_bytes()
+    p1 = write.next()["passage"]
+    second = write.save(form(p1, p1["text"][30:90].strip(), id="main-ferries-10"))
+    listed = bench.saved_list()
+    assert listed["total"] == 3 and listed["undo"] == second["id"]
+    assert [q["id"] for q in listed["questions"]] == [second["id"], first["id"], hand["id"]], "newest first"
+    assert listed["questions"][0]["spans"] == [second["span"]] and listed["file"] == str(proj.questions)
+
+    with pytest.raises(Refused, match="only the last saved question can be undone, and that is 'main-ferries-10'"):
+        bench.undo(first["id"])
+    undone = write.undo({"id": second["id"]})
+    assert undone["undone"] == second and undone["mode"] == "write"
+    assert undone["passage"]["index"] == p1["index"] and undone["passage"]["text"] == p1["text"]
+    assert p1["text"][undone["span_start"]:].startswith(second["span"]), "the span's offset in its passage"
+    assert proj.questions.read_bytes() == after_first, "the file as it was before the save, byte for byte"
+    assert write.next()["passage"]["index"] == p1["index"], "its passage is to do again"
+    assert write.undo({"id": first["id"]})["passage"]["index"] == 2, "undo again: the save before"
+    assert proj.questions.read_bytes() == before and bench.undoable() is None, "the hand-written line is never undone"
+
+    again = WriteMode(Workbench(proj, params))  # a restart keeps the undos
+    assert again.next()["done"] == 1 and again.next()["passage"]["index"] == 2
+    resaved = again.save(form(p0, p0["text"][40:100].strip(), id="main-trams-01"))
+    assert again.bench.undoable() == resaved["id"] == first["id"], "an undone id is free again"
+    kinds = [(e["kind"], e["id"]) for e in again.bench.log.events()]
+    assert kinds == [("question", "main-trams-01"), ("question", "main-ferries-10"), ("undo", "main-ferries-10"),
+                     ("undo", "main-trams-01"), ("question", "main-trams-01")]
+
+
+@pytest.mark.bad_input
+def test_undo_leaves_a_line_edited_in_by_hand(bench):
+    write = WriteMode(bench)
+    p = write.next()["passage"]
+    saved = write.save(form(p, p["text"][40:100].strip()))
+    with bench.project.questions.open("a", encoding="utf-8") as f:  # the editor adds a line after the save
+        f.write(json.dumps({**saved, "id": "main-ferries-99"}) + "\n")
+    before = bench.project.questions.read_bytes()
+    with pytest.raises(Refused, match="nothing to undo"):
+        write.undo({"id": saved["id"]})
+    assert bench.project.questions.read_bytes() == before and "undo" not in {e["kind"] for e in bench.log.events()}
+
+
+def test_the_audit_menu_lists_only_the_configs_that_ran(project):
+    proj, params = project
+    audit_project(proj, params)  # dense: a run file and scores
+    write_json(proj.runs / "hybrid_rerank.json", {"config": "hybrid_rerank", "status": "unavailable",
+                                                  "reason": "no reranker model", "passages": {}, "questions": []})
+    write_json(proj.runs / "bm25.json", {"config": "bm25", "status": "ok", "reason": None, "passages": {},
+                                         "questions": []})  # a run file, but no scores of it
+    audit = AuditMode(Workbench(proj, params))
+    listing = audit.listing()
+    assert listing["configs"] == audit.configs() == ["dense"] and listing["k"] == params.workbench.audit_k
+    left = listing["left_out"]
+    assert set(left) == set(params.retrieval) - {"dense"}
+    assert left["hybrid_rerank"] == "did not run (unavailable: no reranker model)"
+    assert left["bm25"] == "not in the scores file (run `dvc repro`)"
+    assert left["hyde"] == "no run file (run `dvc repro`)"
+    with pytest.raises(UserError, match=r"config 'hybrid_rerank' has no misses to audit: did not run \(unavailable"):
+        audit.next("hybrid_rerank")

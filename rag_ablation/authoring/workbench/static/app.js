@@ -62,6 +62,96 @@ function selectionIn(box) {
   return text ? {text: text, start: before.toString().length + lead} : null;
 }
 
+// Where `span` occurs in `text`: the occurrence nearest `near` (the earliest of equally near
+// ones), -1 when it does not occur; the server's rule (session.locate).
+function locate(span, text, near) {
+  if (!span) return -1;
+  const target = Number.isInteger(near) ? near : 0;
+  let best = -1;
+  for (let at = text.indexOf(span); at >= 0; at = text.indexOf(span, at + 1)) {
+    if (best < 0 || Math.abs(at - target) < Math.abs(best - target)) best = at;
+  }
+  return best;
+}
+
+// Show `text` in `box` with `ranges` ({start, end, cls}) wrapped in <mark> elements, as text
+// nodes only (never HTML); a range overlapping an earlier one is left unmarked.
+function markText(box, text, ranges) {
+  const parts = [];
+  let pos = 0;
+  ranges.filter((r) => r.start >= 0 && r.end > r.start && r.end <= text.length)
+    .sort((a, b) => a.start - b.start).forEach((r) => {
+      if (r.start < pos) return;
+      if (r.start > pos) parts.push(document.createTextNode(text.slice(pos, r.start)));
+      parts.push(el("mark", text.slice(r.start, r.end), r.cls));
+      pos = r.end;
+    });
+  if (pos < text.length) parts.push(document.createTextNode(text.slice(pos)));
+  box.replaceChildren(...parts);
+}
+
+// Mark `span` (ends trimmed, as the server reads it) where it occurs in `text` nearest `near`,
+// so the selected span stays highlighted; its offset, or -1 (nothing marked) when it is not in it.
+function markSpan(box, text, span, near) {
+  const s = span.trim();
+  const at = locate(s, text, near);
+  markText(box, text, at >= 0 ? [{start: at, end: at + s.length, cls: "span"}] : []);
+  return at;
+}
+
+// The write and drafts views: `state` ({p, spanStart}) is the passage shown and the span's
+// offset in it; the span of the `prefix`-span field stays marked in `prefix`-passage.
+function keepMarked(prefix, state) {
+  if (!state.p) return;
+  const at = markSpan($(prefix + "-passage"), state.p.text, $(prefix + "-span").value, state.spanStart);
+  if (at >= 0) state.spanStart = at;
+}
+
+// Text selected with the mouse in `prefix`-passage fills `prefix`-span, is marked, and `check` runs.
+function pickSpans(prefix, state, check) {
+  $(prefix + "-passage").addEventListener("mouseup", () => {
+    const s = selectionIn($(prefix + "-passage"));
+    if (!s || !state.p) return;
+    $(prefix + "-span").value = s.text;
+    state.spanStart = s.start;
+    window.getSelection().removeAllRanges();
+    keepMarked(prefix, state);
+    check();
+  });
+}
+
+// --- saved questions (write and label-queries views) --------------------------------------
+// The question file's newest questions under `prefix`-saved, and the undo button of the last one.
+async function loadSaved(prefix) {
+  const {ok, data} = await api("/api/questions/saved");
+  if (!ok) { show($(prefix + "-messages"), data.problems, "problem"); return; }
+  const listed = data.total > data.questions.length ? "; the newest " + data.questions.length + " listed" : "";
+  $(prefix + "-saved-count").textContent = data.total ? data.total + " question(s) in " + data.file + listed :
+    "No question in " + data.file + " yet.";
+  const undo = $(prefix + "-undo");
+  undo.hidden = !data.undo;
+  undo.dataset.id = data.undo || "";
+  undo.textContent = data.undo ? "Undo the last save (" + data.undo + ")" : "";
+  $(prefix + "-saved").replaceChildren(...data.questions.map((q) => {
+    const li = el("li");
+    li.append(el("strong", q.id), document.createTextNode(" (" + q.slice + ") " + q.question));
+    if (q.spans.length) li.appendChild(el("div", q.doc + ": " + q.spans.join(" | "), "span-text"));
+    return li;
+  }));
+}
+
+// Take back the question the undo button of `prefix` names; `then(data)` shows what comes back.
+async function undoLast(prefix, then) {
+  const id = $(prefix + "-undo").dataset.id;
+  if (!id) return;
+  const {ok, data} = await api("/api/questions/undo", {id: id});
+  if (!ok) { show($(prefix + "-messages"), data.problems, "problem"); await loadSaved(prefix); return; }
+  await then(data);
+  show($(prefix + "-messages"), ["undone: " + id + " is no longer in the question file" +
+    (data.passage ? "; its passage is back with the question, to fix and save again" : "")], "saved");
+  await loadSaved(prefix);
+}
+
 // --- tabs ---------------------------------------------------------------------------------
 const loaders = {};
 function openView(name) {
@@ -74,25 +164,55 @@ document.querySelectorAll("nav .tab").forEach((b) => b.addEventListener("click",
 // --- write from passages ------------------------------------------------------------------
 const W = {p: null, spanStart: null, timer: null};
 
-async function writeNext() {
-  const {ok, data} = await api("/api/write/next");
+// The track menu: every track interleaved, or one track; each with its progress.
+function fillTracks(data) {
+  const select = $("w-track");
+  const old = select.value;
+  const all = el("option", "every track, in turn");
+  all.value = "";
+  select.replaceChildren(all, ...Object.entries(data.tracks).map(([name, t]) => {
+    const o = el("option", name + " (" + t.done + " of " + t.total + " done)");
+    o.value = name;
+    return o;
+  }));
+  select.value = old in data.tracks ? old : "";
+}
+
+// The next passage not done of the chosen tracks; `shown` ({p, record, spanStart}, from an
+// undo) shows that passage with that question in the form instead.
+async function writeNext(shown) {
+  const {ok, data} = await api("/api/write/next", {track: $("w-track").value});
   if (!ok) { show($("w-messages"), data.problems, "problem"); return; }
-  $("w-progress").textContent = data.done + " of " + data.total + " sampled passages done";
+  fillTracks(data);
+  const chosen = data.track ? "; track " + data.track + ": " + data.tracks[data.track].done + " of " +
+    data.tracks[data.track].total : "";
+  $("w-progress").textContent = data.done + " of " + data.total + " sampled passages done" + chosen;
   fillSelect($("w-slice"), data.slices);
-  W.p = data.passage;
-  W.spanStart = null;
-  ["w-question", "w-span", "w-answer"].forEach((id) => { $(id).value = ""; });
+  clearTimeout(W.timer);  // a check of the form just saved would list the new empty form's problems
+  const record = shown ? shown.record : {};
+  W.p = shown ? shown.p : data.passage;
+  W.spanStart = shown ? shown.spanStart : null;
+  $("w-question").value = record.question || "";
+  $("w-span").value = record.span || "";
+  $("w-answer").value = record.answer || "";
   $("w-checks").replaceChildren();
   if (!W.p) {
     $("w-doc").textContent = "";
-    $("w-passage").textContent = "Every sampled passage is done.";
+    $("w-passage").textContent = data.track ? "Every sampled passage of track " + data.track + " is done." :
+      "Every sampled passage is done.";
     $("w-id").value = "";
     return;
   }
-  $("w-doc").textContent = W.p.doc;
-  $("w-passage").textContent = W.p.text;
-  $("w-id").value = W.p.suggested_ids[$("w-slice").value] || "";
+  $("w-doc").textContent = W.p.doc + " (track " + W.p.track + ")";
+  if (record.slice && data.slices.includes(record.slice)) $("w-slice").value = record.slice;
+  $("w-id").value = record.id || W.p.suggested_ids[$("w-slice").value] || "";
+  writeMark();
+  if (shown) scheduleWriteCheck();
 }
+
+// Keep the span highlighted in the passage (the mouse selection goes when the form is typed in).
+function writeMark() { keepMarked("w", W); }
+$("w-track").addEventListener("change", () => writeNext());
 
 function writePayload() {
   return {passage: W.p.index, question: $("w-question").value, span: $("w-span").value, span_start: W.spanStart,
@@ -107,12 +227,9 @@ async function writeCheck() {
 
 function scheduleWriteCheck() { clearTimeout(W.timer); W.timer = setTimeout(writeCheck, 300); }
 
-$("w-passage").addEventListener("mouseup", () => {
-  const s = selectionIn($("w-passage"));
-  if (s) { $("w-span").value = s.text; W.spanStart = s.start; scheduleWriteCheck(); }
-});
+pickSpans("w", W, scheduleWriteCheck);
 ["w-question", "w-span", "w-answer", "w-id"].forEach((id) => $(id).addEventListener("input", () => {
-  if (id === "w-span") W.spanStart = null;
+  if (id === "w-span") writeMark();
   scheduleWriteCheck();
 }));
 $("w-slice").addEventListener("change", () => {
@@ -129,6 +246,7 @@ $("w-save").addEventListener("click", async () => {
   if (!ok) { show($("w-messages"), data.problems, "problem"); return; }
   show($("w-messages"), ["saved " + data.id], "saved");
   await writeNext();
+  await loadSaved("w");
 });
 
 async function writeSkip(reason) {
@@ -140,10 +258,12 @@ async function writeSkip(reason) {
 }
 $("w-skip").addEventListener("click", () => writeSkip("skip"));
 $("w-code").addEventListener("click", () => writeSkip("code_table"));
-loaders.write = writeNext;
+$("w-undo").addEventListener("click", () => undoLast("w", (data) =>
+  writeNext(data.passage ? {p: data.passage, record: data.undone, spanStart: data.span_start} : undefined)));
+loaders.write = async () => { await writeNext(); await loadSaved("w"); };
 
 // --- label real queries -------------------------------------------------------------------
-const Q = {q: null, spans: [], timer: null};
+const Q = {q: null, spans: [], timer: null, redraw: []};
 
 $("q-file").addEventListener("change", async () => {
   const file = $("q-file").files[0];
@@ -164,15 +284,25 @@ function renderSpans() {
     li.appendChild(drop);
     return li;
   }));
+  Q.redraw.forEach((f) => f());
+}
+
+// A candidate's marks: the spans added from it (green) and the one selected in it (yellow).
+function candidateMarks(c, picked) {
+  const marks = Q.spans.filter((m) => m.candidate === c.index)
+    .map((m) => ({start: m.span_start, end: m.span_start + m.span.length, cls: "marked"}));
+  if (picked) marks.push({start: picked.start, end: picked.start + picked.text.length, cls: "span"});
+  return marks;
 }
 
 async function queriesNext() {
   const {ok, data} = await api("/api/queries/next");
   if (!ok) { show($("q-messages"), data.problems, "problem"); return; }
   $("q-progress").textContent = data.total ? data.done + " of " + data.total + " queries done" : "Load a queries file to start.";
-  fillSelect($("q-slice"), data.slices);
+  fillSelect($("q-slice"), data.slices, true);  // the slice stays as picked, query after query
   Q.q = data.query;
   Q.spans = [];
+  Q.redraw = [];
   renderSpans();
   $("q-checks").replaceChildren();
   $("q-answer").value = "";
@@ -196,9 +326,13 @@ async function queriesNext() {
     const shown = el("div", "", "picked");
     li.appendChild(shown);
     let picked = null;
+    const redraw = () => markText(box, c.text, candidateMarks(c, picked));
+    Q.redraw.push(redraw);
     box.addEventListener("mouseup", () => {
       picked = selectionIn(box);
       shown.textContent = picked ? "selected: " + picked.text : "";
+      if (picked) window.getSelection().removeAllRanges();
+      redraw();
     });
     add.addEventListener("click", () => {
       if (!picked) { show($("q-messages"), ["select the answering text inside this passage first"], "problem"); return; }
@@ -238,6 +372,7 @@ async function queriesSave(unanswerable) {
   if (!ok) { show($("q-messages"), data.problems, "problem"); return; }
   show($("q-messages"), ["saved " + data.id], "saved");
   await queriesNext();
+  await loadSaved("q");
 }
 $("q-save").addEventListener("click", () => queriesSave(false));
 $("q-none").addEventListener("click", () => queriesSave(true));
@@ -247,14 +382,19 @@ $("q-skip").addEventListener("click", async () => {
   if (!ok) { show($("q-messages"), data.problems, "problem"); return; }
   await queriesNext();
 });
-loaders.queries = queriesNext;
+$("q-undo").addEventListener("click", () => undoLast("q", () => queriesNext()));
+loaders.queries = async () => { await queriesNext(); await loadSaved("q"); };
 
 // --- audit misses -------------------------------------------------------------------------
 async function auditConfigs() {
   const {ok, data} = await api("/api/audit/configs");
   if (!ok) { show($("a-messages"), data.problems, "problem"); return; }
   fillSelect($("a-config"), data.configs, true);
-  if (!data.configs.length) show($("a-messages"), ["no run files yet: run `dvc repro` first"], "problem");
+  const byWhy = {};  // why -> the configs left out for it
+  Object.entries(data.left_out).forEach(([name, why]) => { (byWhy[why] = byWhy[why] || []).push(name); });
+  $("a-left-out").textContent = Object.keys(byWhy).length ? "Not listed, nothing to audit: " +
+    Object.entries(byWhy).map(([why, names]) => names.join(", ") + ": " + why).join("; ") + "." : "";
+  if (!data.configs.length) show($("a-messages"), ["no config has run yet: run `dvc repro` first"], "problem");
 }
 
 async function auditDecide(kind, body) {
@@ -291,6 +431,8 @@ async function auditNext() {
     text.addEventListener("mouseup", () => {
       picked = selectionIn(text);
       shown.textContent = picked ? "selected: " + picked.text : "";
+      if (picked) window.getSelection().removeAllRanges();
+      markText(text, p.text, picked ? [{start: picked.start, end: picked.start + picked.text.length, cls: "span"}] : []);
     });
     const note = el("input");
     note.type = "text";
@@ -345,8 +487,11 @@ async function draftsNext() {
   $("d-answer").value = d.span;
   $("d-id").value = D.p.suggested_id;
   D.spanStart = d.span_start;
+  draftMark();
   scheduleDraftCheck();
 }
+
+function draftMark() { keepMarked("d", D); }
 
 function draftPayload(verdict) {
   return {passage: D.p.index, verdict: verdict, question: $("d-question").value, span: $("d-span").value,
@@ -360,12 +505,9 @@ async function draftCheck() {
 }
 function scheduleDraftCheck() { clearTimeout(D.timer); D.timer = setTimeout(draftCheck, 300); }
 
-$("d-passage").addEventListener("mouseup", () => {
-  const s = selectionIn($("d-passage"));
-  if (s && D.p) { $("d-span").value = s.text; D.spanStart = s.start; scheduleDraftCheck(); }
-});
+pickSpans("d", D, scheduleDraftCheck);
 ["d-question", "d-span", "d-answer", "d-id"].forEach((id) => $(id).addEventListener("input", () => {
-  if (id === "d-span") D.spanStart = null;
+  if (id === "d-span") draftMark();
   scheduleDraftCheck();
 }));
 
