@@ -37,16 +37,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-
 from rag_ablation.core.config import PAIRED_MEASURES, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
+from rag_ablation.data.split import merge_splits
 from rag_ablation.evaluation.report.metrics_view import latency_in
 from rag_ablation.evaluation.report.sweep import cost_rows, format_markdown, summary_json
 from rag_ablation.evaluation.statistics.comparison import rows_by_config
 from rag_ablation.evaluation.statistics.revision_diff import config_order, scores_of
 from rag_ablation.evaluation.statistics.sweep import summarise
-from rag_ablation.data.split import merge_splits
 from rag_ablation.support.sides import (
     PARAMS, SPLIT_DIR, Side, SideQuestions, head_experiments, params_at, questions_of, read_side_file, resolve_side, split_at,
 )
@@ -151,6 +150,7 @@ def candidates_of(sides: Sequence[Side], selected: Sequence[str], order: Sequenc
 
 
 def labels(sides: Sequence[Side]) -> str:
+    """The sides as reports name them, comma-separated."""
     return ", ".join(side.label for side in sides)
 
 
