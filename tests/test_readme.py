@@ -232,3 +232,69 @@ def test_own_data_commands_as_written(repo):
         shutil.rmtree(repo / "data" / "imported" / "squad", ignore_errors=True)
         run_in(repo, "git", "checkout", "--", ".")
         run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
+
+
+IMPORTED = "tiny"
+"""The imported data set the README's sweep runs on in :func:`test_sweep_commands_on_an_imported_data_set`."""
+
+
+def tiny_squad() -> dict:
+    """Two articles, two answerable questions and one unanswerable each: the smallest SQuAD v2.0
+    file whose split (test fraction 0.5, seed 0) puts each slice, main and unanswerable, on both
+    sides (a document's questions on one side; an unanswerable question is a group of its own)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "datasets"))
+    from test_imported_run import squad_sample
+
+    sample = squad_sample()
+    sample["data"][1]["paragraphs"][0]["qas"].append(
+        {"id": "o3", "question": "Who designed the Oslo city hall?", "is_impossible": True, "answers": []})
+    return sample
+
+
+@pytest.mark.slow_dvc
+def test_sweep_commands_on_an_imported_data_set(built_pipeline, tmp_path):
+    """The README's sweep block with `-S dataset=tiny` (and a split: the fixture's params have
+    `split: none`) on the queue line, in a clone whose workspace stays on the handbook without a
+    split: the summary ranks tiny's questions, chosen on tiny's dev half and confirmed on its test
+    half (the split file each experiment committed), never the workspace's; its baseline is
+    `stats.baseline` on the experiment DVC ran first (the grid's first point), and `dvc exp show`
+    prints the curse column."""
+    import json
+
+    repo = sweep_clone(built_pipeline, tmp_path / "repo")
+    (repo / "tiny.json").write_text(json.dumps(tiny_squad()))
+    folder = f"data/imported/{IMPORTED}"
+    run_in(repo, str(VENV_BIN / "rag-ablation"), "import", "squad", "tiny.json", "--span", "sentence",
+           "--corpus", f"{folder}/corpus", "--questions", f"{folder}/questions.jsonl")
+    (repo / "tiny.json").unlink()
+    run_in(repo, "git", "add", "-A")
+    run_in(repo, "git", "commit", "-q", "-m", "an imported data set")
+    queue, *rest = readme_blocks()["sweep"].splitlines()
+    assert queue.startswith("dvc exp run --queue "), queue
+    script = "\n".join([f"{queue} -S dataset={IMPORTED} -S 'split={{test_fraction:0.5,seed:0}}'", *rest])
+    res = bash(repo, ". .venv/bin/activate\n" + script)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+
+    data = json.loads((repo / "metrics" / "sweep.json").read_text())
+    assert yaml.safe_load((repo / "params.yaml").read_text())["split"] == "none", "the workspace has no split"
+    experiment = data["baseline"].split("@")[1]
+    exps = {line.split()[1]: line.split()[0] for line in run_in(
+        repo, "git", "for-each-ref", "--format=%(objectname) %(refname:lstrip=-1)", "refs/exps").splitlines()}
+    split = [json.loads(line) for line in run_in(
+        repo, "git", "show", f"{exps[experiment]}:data/split/{IMPORTED}.jsonl").splitlines() if line.strip()]
+    questions = [json.loads(line) for line in (repo / folder / "questions.jsonl").read_text().splitlines()]
+    answerable = {q["id"] for q in questions if q["slice"] != "unanswerable"}
+    halves = {side: sorted(r["id"] for r in split if r["side"] == side and r["id"] in answerable)
+              for side in ("dev", "test")}
+    assert halves["dev"] and halves["test"], halves
+    assert data["dataset"] == IMPORTED and data["chosen_on"] == "dev" and data["candidates"] == 3 * 6
+    assert (data["questions"], data["test_questions"]) == (len(halves["dev"]), len(halves["test"]))
+    assert data["sides"][experiment]["chunk_size"] == 400 and data["sides"][experiment]["retrieval.hybrid.rrf_k"] == 20
+    assert data["baseline"] == f"dense@{experiment}"
+    md = (repo / "metrics" / "sweep.md").read_text()
+    assert f"Data set `{IMPORTED}` (each side's params.yaml); dev/test: each side's own `data/split/{IMPORTED}.jsonl`." in md
+    assert "the first experiment of `--all-exps`, which are taken in the order DVC ran them" in md
+    assert "winner.winners_curse.value" in res.stdout and "winner.test.value" in res.stdout, res.stdout

@@ -6,16 +6,26 @@ or a git revision or ``workspace`` (``--revs``); the configs are every config sc
 (or the ``--config`` ones). Each candidate's per-question scores are read as committed on its
 side (``metrics/scores/retrieval.csv``): nothing is searched again.
 
-With the dev/test split of params.yaml (``split``; the assignment file the ``split`` stage keeps
-in ``data/split/``), the winner is chosen on the dev questions and confirmed on the test
-questions: its test score with interval, its paired change against the baseline there, and the
-winner's curse (dev minus test). ``--no-split``, or ``split: none``, ranks on all questions.
+What the sides ran on is read from each side, never from the workspace (unless it is a side):
+its data set and ``split`` from its own params.yaml, its dev/test assignment from its own
+``data/split/<dataset>.jsonl`` (the files of all sides merged; sides of different data sets, sides
+that disagree on whether there is a split, or split files that give one question different
+sides are refused). With a split, the winner is chosen on the dev questions and confirmed on
+the test questions: its test score with interval, its paired change against the baseline
+there, and the winner's curse (dev minus test). ``--no-split``, or ``split: none`` on every
+side, ranks on all questions.
+
+The baseline is named, never an accident of naming: ``--baseline CONFIG@SIDE``, else
+``stats.baseline`` on the first side named (``--revs``, then ``--exps``; ``--all-exps`` takes the
+experiments in the order DVC ran them, so alone it means the experiment run first). The report
+says which it is and why.
 
 Printed as Markdown and written, atomically and only after everything is computed, to
 ``OUT/sweep.md``, ``OUT/sweep.json`` (a metrics file ``dvc exp show`` and ``dvc metrics diff``
 read) and ``OUT/plots/sweep_cost.json`` (quality against P95 latency, ``dvc plots show``);
 OUT is ``metrics`` by default. Bad input (fewer than two candidates, an unknown experiment,
-side, config or baseline, a side without scores, a split that leaves dev or test empty) is one
+side, config or baseline, a side without scores, sides of different data sets, a split that
+leaves dev or test empty) is one
 ``error:`` line and exit 2, with nothing written.
 """
 from __future__ import annotations
@@ -27,22 +37,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from rag_ablation.core.config import PAIRED_MEASURES, Params, StatsConfig, load_config
+from rag_ablation.core.config import PAIRED_MEASURES, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
+from rag_ablation.data.split import merge_splits
 from rag_ablation.evaluation.report.metrics_view import latency_in
 from rag_ablation.evaluation.report.sweep import cost_rows, format_markdown, summary_json
 from rag_ablation.evaluation.statistics.comparison import rows_by_config
 from rag_ablation.evaluation.statistics.revision_diff import config_order, scores_of
 from rag_ablation.evaluation.statistics.sweep import summarise
-from rag_ablation.support.git import run_git
-from rag_ablation.support.sides import Side, head_experiments, resolve_side
+from rag_ablation.support.sides import (
+    PARAMS, SPLIT_DIR, Side, SideQuestions, head_experiments, params_at, questions_of, read_side_file, resolve_side, split_at,
+)
 
-PARAMS = Path("params.yaml")
 LATENCY = Path("metrics/latency")
-SPLIT_DIR = Path("data/split")
 IGNORED_PARAMS = ("stats",)
 """Params blocks left out of the side legend: they change how a sweep is read, not what it ran."""
 
@@ -58,8 +66,10 @@ def build_parser(prog: str = "rag-ablation sweep-report") -> argparse.ArgumentPa
     ap.add_argument("--measure", choices=PAIRED_MEASURES, default=None,
                     help="the 0/1 measure to rank on (default: stats.measure of params.yaml)")
     ap.add_argument("--baseline", default=None, metavar="CONFIG@SIDE",
-                    help="the candidate changes are measured against (default: stats.baseline on the first side)")
-    ap.add_argument("--no-split", action="store_true", help="rank on all questions even when params.yaml has a split")
+                    help="the candidate changes are measured against (default: stats.baseline on the first "
+                    "side named; with --all-exps alone, on the experiment DVC ran first)")
+    ap.add_argument("--no-split", action="store_true",
+                    help="rank on all questions even when the sides' params.yaml have a split")
     ap.add_argument("--out", type=Path, default=Path("metrics"), help="folder for sweep.md, sweep.json and "
                     "plots/sweep_cost.json (default: metrics)")
     return ap
@@ -79,14 +89,6 @@ def sides_of(args: argparse.Namespace) -> list[Side]:
     for side in sides:
         seen.setdefault(side.name, side)
     return list(seen.values())
-
-
-def read_side_file(side: Side, path: Path) -> str | None:
-    """A file's text on one side (the workspace's file, or as committed); None if it has none."""
-    if side.commit is None:
-        return path.read_text(encoding="utf-8") if path.is_file() else None
-    res = run_git(["show", f"{side.commit}:./{path.as_posix()}"])
-    return res.stdout if res.returncode == 0 else None
 
 
 def latency_ms(side: Side, name: str, step: str, percentile: str) -> float | None:
@@ -124,9 +126,7 @@ def side_params(sides: Sequence[Side]) -> dict[str, dict[str, Any]]:
     shows as None there; the ``stats`` block is left out)."""
     values = {}
     for side in sides:
-        text = read_side_file(side, PARAMS)
-        params = yaml.safe_load(text) if text else {}
-        values[side.name] = {k: v for k, v in flat(params or {}).items() if k.split(".")[0] not in IGNORED_PARAMS}
+        values[side.name] = {k: v for k, v in flat(params_at(side)).items() if k.split(".")[0] not in IGNORED_PARAMS}
     keys = set().union(*(set(v) for v in values.values()))
     varying = sorted(k for k in keys if len({json.dumps(v.get(k), sort_keys=True) for v in values.values()}) > 1)
     return {name: {k: v.get(k) for k in varying} for name, v in values.items()}
@@ -149,17 +149,67 @@ def candidates_of(sides: Sequence[Side], selected: Sequence[str], order: Sequenc
     return candidates, where
 
 
-def split_of(args: argparse.Namespace, params: Params | None) -> dict[str, str] | None:
-    """The workspace's dev/test assignment, or None (``--no-split``, ``split: none``, no params.yaml)."""
-    if args.no_split or params is None or not params.split.enabled:
-        return None
-    from rag_ablation.data.split import read_split
+def labels(sides: Sequence[Side]) -> str:
+    """The sides as reports name them, comma-separated."""
+    return ", ".join(side.label for side in sides)
 
-    path = SPLIT_DIR / f"{params.dataset}.jsonl"
-    if not path.is_file():
-        raise UserError(f"params.yaml has a split but {path} does not exist: run `dvc repro split` (or pass "
-                        "--no-split to rank on all questions)")
-    return read_split(path)
+
+def dataset_of(sides: Sequence[Side]) -> tuple[str, dict[str, SideQuestions]]:
+    """The one data set every side ran on, each side's as its own params.yaml sets it (never
+    the workspace's, unless the workspace is a side), and each side's ``SideQuestions``. Sides of
+    different data sets are one UserError naming each data set with its sides."""
+    found = {side.name: questions_of(side) for side in sides}
+    by_dataset: dict[str, list[Side]] = {}
+    for side in sides:
+        by_dataset.setdefault(found[side.name].dataset, []).append(side)
+    if len(by_dataset) > 1:
+        named = "; ".join(f"{dataset} at {labels(group)}" for dataset, group in by_dataset.items())
+        raise UserError(f"the sides ran on different data sets: {named}; a sweep ranks the questions of one data "
+                        "set (each side's `dataset` in its own params.yaml): name sides of one data set")
+    return next(iter(by_dataset)), found
+
+
+def split_of(args: argparse.Namespace, sides: Sequence[Side], found: Mapping[str, SideQuestions],
+             dataset: str) -> dict[str, str] | None:
+    """The dev/test assignment of the sides' data set, from each side's own split file
+    (``data/split/<dataset>.jsonl`` at that side), merged (``merge_splits``: files that give
+    one question different sides are refused); None with ``--no-split`` or when every side's
+    params.yaml has ``split: none``. Sides that disagree on whether there is a split, and a side
+    whose params set a split but which holds no split file, are UserErrors."""
+    if args.no_split:
+        return None
+    on = [side for side in sides if found[side.name].split.enabled]
+    if not on:
+        return None
+    off = [side for side in sides if not found[side.name].split.enabled]
+    if off:
+        raise UserError(f"the sides disagree on the split: a dev/test split at {labels(on)}, `split: none` at "
+                        f"{labels(off)}; a sweep chooses on dev and confirms on test of one split: name sides with "
+                        "the same `split` in their params.yaml, or pass --no-split to rank on all questions")
+    splits = {}
+    for side in sides:
+        split = split_at(side, dataset)
+        if split is None:
+            raise UserError(f"params.yaml at {side.label} has a split but {SPLIT_DIR.as_posix()}/{dataset}.jsonl "
+                            "does not exist there: run `dvc repro split` (an experiment or revision: rerun it "
+                            "through the pipeline, which commits the file), or pass --no-split to rank on all "
+                            "questions")
+        splits[side.label] = split
+    return merge_splits(splits)
+
+
+def baseline_of(args: argparse.Namespace, sides: Sequence[Side], settings: StatsConfig) -> tuple[str, str]:
+    """The candidate changes are measured against, and a sentence saying why it is that one:
+    ``--baseline``, else ``stats.baseline`` on the first side named (``--revs`` first, then
+    ``--exps``; with ``--all-exps`` alone, the experiment DVC ran first)."""
+    if args.baseline:
+        return args.baseline, f"Baseline `{args.baseline}`: given with `--baseline`."
+    first = sides[0]
+    how = ("the first side named" if args.revs or args.exps else
+           "the first experiment of `--all-exps`, which are taken in the order DVC ran them")
+    return (f"{settings.baseline}@{first.name}",
+            f"Baseline `{settings.baseline}@{first.name}`: `stats.baseline` on {how} ({first.label}); "
+            "`--baseline CONFIG@SIDE` names another.")
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -191,15 +241,19 @@ def run(args: argparse.Namespace) -> None:
     if not sides:
         raise UserError("no sides: name the candidates with --exps NAME ..., --all-exps or --revs REV ...")
     candidates, where = candidates_of(sides, args.config, order)
-    baseline = args.baseline or f"{settings.baseline}@{sides[0].name}"
-    split = split_of(args, params)
+    dataset, found = dataset_of(sides)
+    split = split_of(args, sides, found, dataset)
+    baseline, baseline_note = baseline_of(args, sides, settings)
     latency = {name: p95_of(side, config) for name, (side, config) in where.items()}
     summary = summarise(candidates, measure=args.measure or settings.measure, baseline=baseline, settings=settings,
                         split=split, p95_ms=latency,
                         answer_s={name: answer_seconds_of(side, config) for name, (side, config) in where.items()})
     legend = side_params(sides)
-    markdown = format_markdown(summary, legend, commands=[command_line(args)])
-    write_json(args.out / "sweep.json", summary_json(summary, legend))
+    source = (f"each side's own `{SPLIT_DIR.as_posix()}/{dataset}.jsonl`" if split is not None else
+              "no split (`--no-split`)" if args.no_split else "no split (`split: none` on every side)")
+    notes = [f"Data set `{dataset}` (each side's params.yaml); dev/test: {source}.", baseline_note]
+    markdown = format_markdown(summary, legend, commands=[command_line(args)], notes=notes)
+    write_json(args.out / "sweep.json", {**summary_json(summary, legend), "dataset": dataset})
     write_json(args.out / "plots" / "sweep_cost.json", cost_rows(summary))
     write_text(args.out / "sweep.md", markdown)
     sys.stdout.write(markdown)

@@ -203,16 +203,17 @@ def update_split(questions: Sequence[Mapping[str, Any]], previous: Mapping[str, 
 _LINE = re.compile(r"^line (\d+):")
 
 
-def read_split(path: Path) -> dict[str, str]:
+def read_split(path: Path, where: str | None = None) -> dict[str, str]:
     """The split file at ``path`` as id -> side (``dev``, ``test`` or ``all``), read through
     ``rag_ablation.core.io`` (blank lines skipped). Each line must be a JSON object with a
     non-empty string ``id`` (not repeated) and a ``side`` of ``KNOWN_SIDES``; its other keys
-    (``group``, ``slice``) are not read. Raises ``InvalidData`` naming the file and every bad
-    line (the first ``SHOWN_PROBLEMS``), ``MissingInput`` when there is no file."""
+    (``group``, ``slice``) are not read. Raises ``InvalidData`` naming the file (``where``, e.g.
+    ``data/split/x.jsonl at experiment e1`` for a copy of a committed file; default ``path``) and
+    every bad line (the first ``SHOWN_PROBLEMS``), ``MissingInput`` when there is no file."""
     path = Path(path)
     if not path.is_file():
-        raise MissingInput(f"split file {path} does not exist: expected the JSON lines the split stage writes; "
-                           "run the split stage (`dvc repro split`) to write it")
+        raise MissingInput(f"split file {where or path} does not exist: expected the JSON lines the split stage "
+                           "writes; run the split stage (`dvc repro split`) to write it")
     rows, problems = numbered_json_lines(path)
     out: dict[str, str] = {}
     first: dict[str, int] = {}
@@ -237,7 +238,28 @@ def read_split(path: Path) -> dict[str, str]:
         problems.sort(key=lambda p: int(m.group(1)) if (m := _LINE.match(p)) else 0)
         shown = problems[:SHOWN_PROBLEMS] + (
             [f"... and {len(problems) - SHOWN_PROBLEMS} more"] if len(problems) > SHOWN_PROBLEMS else [])
-        raise InvalidData(f"{path}: {len(problems)} bad line(s) in the split file, expected one JSON object per line "
+        raise InvalidData(f"{where or path}: {len(problems)} bad line(s) in the split file, expected one JSON object per line "
                           "with an id and a side (dev, test or all); fix the line(s) or restore the committed file "
                           "(git checkout -- FILE), then rerun:\n  " + "\n  ".join(shown))
     return dict(sorted(out.items()))
+
+
+def merge_splits(splits: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """One assignment from the split files of several sides of a comparison (side name -> that
+    side's :func:`read_split`): the union of their ids, sorted. The split is extended, never
+    reshuffled, so files of one data set agree on every id they share (a later file only adds
+    ids); a question two files give different sides is bad input, and a :class:`SplitError`
+    names each such question (the first ``SHOWN_PROBLEMS``) with its side in every file."""
+    seen: dict[str, dict[str, str]] = defaultdict(dict)  # id -> file name -> side
+    for name, split in splits.items():
+        for qid, side in split.items():
+            seen[qid][name] = side
+    clashes = sorted(qid for qid, by in seen.items() if len(set(by.values())) > 1)
+    if clashes:
+        parts = [f"{qid} (" + ", ".join(f"{side} at {name}" for name, side in seen[qid].items()) + ")"
+                 for qid in clashes[:SHOWN_PROBLEMS]]
+        more = f" and {len(clashes) - SHOWN_PROBLEMS} more" if len(clashes) > SHOWN_PROBLEMS else ""
+        raise SplitError(f"the split files of the sides disagree on {len(clashes)} question(s): {', '.join(parts)}"
+                         f"{more}; a sweep chooses and confirms on one split: name sides whose split files agree "
+                         "(one data set, one split.seed and split.test_fraction), or pass --no-split")
+    return {qid: next(iter(by.values())) for qid, by in sorted(seen.items())}

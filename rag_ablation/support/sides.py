@@ -13,20 +13,33 @@
 
 A name that is neither is one ``UserError`` listing the experiments DVC knows; a name DVC gives
 to experiments of two different commits is one too, listing their commits.
+
+What a side ran on is read from that side's own files (:func:`read_side_file`), never the
+workspace's: its data set and split from its params.yaml (:func:`questions_of`), and its dev/test
+assignment from its own ``data/split/<dataset>.jsonl`` (:func:`split_at`).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import yaml
+
+from rag_ablation.core.config import ConfigError, Params, SplitConfig, field_defaults
 from rag_ablation.core.errors import UserError
-from rag_ablation.support.git import check_repository, commit_of
+from rag_ablation.data.split import read_split
+from rag_ablation.support.git import check_repository, commit_of, run_git
 
 WORKSPACE = "workspace"
 """The side name of the working tree."""
 
 KINDS = ("workspace", "revision", "experiment")
+PARAMS = Path("params.yaml")
+SPLIT_DIR = Path("data/split")
+"""Where the ``split`` stage keeps each data set's dev/test assignment (``SPLIT_DIR/<dataset>.jsonl``)."""
 SHOWN = 20  # experiment names listed in an error message
 
 
@@ -103,4 +116,77 @@ def head_experiments(cwd: Path | None = None) -> list[Side]:
     except NotDvcRepoError:
         return []
     found = {name: sha for entries in listed.values() for name, sha in entries if sha}
-    return [Side(name, "experiment", sha) for name, sha in sorted(found.items())]
+    when = commit_times(found.values(), cwd)
+    return [Side(name, "experiment", sha) for name, sha in sorted(found.items(), key=lambda x: (when[x[1]], x[0]))]
+
+
+def commit_times(commits: Iterable[str], cwd: Path | None = None) -> dict[str, int]:
+    """Each commit's committer time (Unix seconds, ``git show -s --format=%ct``). An experiment's
+    commit is made when its run ends, so DVC's queue (first in, first out) orders them as they
+    were queued; an unreadable commit is a UserError."""
+    shas = sorted(set(commits))
+    if not shas:
+        return {}
+    res = run_git(["show", "-s", "--format=%H %ct", *shas], cwd)
+    if res.returncode != 0:
+        raise UserError(f"git cannot read the experiments' commits ({res.stderr.strip()}); check `git fsck`")
+    return {sha: int(t) for sha, t in (line.split() for line in res.stdout.splitlines() if line.strip())}
+
+
+def read_side_file(side: Side, path: Path, cwd: Path | None = None) -> str | None:
+    """A file's text on one side (the workspace's file, or as committed); None if it has none."""
+    if side.commit is None:
+        full = (cwd or Path(".")) / path
+        return full.read_text(encoding="utf-8") if full.is_file() else None
+    res = run_git(["show", f"{side.commit}:./{path.as_posix()}"], cwd)
+    return res.stdout if res.returncode == 0 else None
+
+
+def params_at(side: Side, cwd: Path | None = None) -> dict[str, Any]:
+    """The side's own params.yaml, parsed (empty when it has none); a file that is not a YAML
+    mapping is a UserError naming the side."""
+    text = read_side_file(side, PARAMS, cwd)
+    try:
+        params = yaml.safe_load(text) if text else {}
+    except yaml.YAMLError as e:
+        raise UserError(f"params.yaml at {side.label} is not valid YAML ({e}); fix it there or leave that side "
+                        "out") from None
+    if not isinstance(params, dict):
+        raise UserError(f"params.yaml at {side.label} must hold a mapping of keys, found {type(params).__name__}; "
+                        "fix it there or leave that side out")
+    return params
+
+
+@dataclass(frozen=True)
+class SideQuestions:
+    """What a side's questions are: its ``dataset`` and ``split`` as its own params.yaml set them
+    (the defaults of ``rag_ablation.core.config`` for a key it leaves out)."""
+
+    dataset: str
+    split: SplitConfig
+
+
+def questions_of(side: Side, cwd: Path | None = None) -> SideQuestions:
+    """``dataset`` and ``split`` of the side's own params.yaml (:func:`params_at`); a value the
+    project would refuse is a UserError naming the side."""
+    raw = params_at(side, cwd)
+    dataset = raw.get("dataset", field_defaults(Params)["dataset"])
+    try:
+        if not isinstance(dataset, str) or not dataset:
+            raise ConfigError(f"dataset: expected a data set name, got {dataset!r}")
+        return SideQuestions(dataset, SplitConfig.from_params(raw.get("split")))
+    except ConfigError as e:
+        raise UserError(f"params.yaml at {side.label}: {e}") from None
+
+
+def split_at(side: Side, dataset: str, cwd: Path | None = None) -> dict[str, str] | None:
+    """The side's own dev/test assignment (``SPLIT_DIR/<dataset>.jsonl`` in its workspace or
+    commit, ``rag_ablation.data.split.read_split``), or None when it has no such file."""
+    path = SPLIT_DIR / f"{dataset}.jsonl"
+    text = read_side_file(side, path, cwd)
+    if text is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:  # the one reader of split files reads files
+        copy = Path(tmp) / path.name
+        copy.write_text(text, encoding="utf-8")
+        return read_split(copy, where=f"{path.as_posix()} at {side.label}")

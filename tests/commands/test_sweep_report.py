@@ -35,29 +35,45 @@ def scores(tag):
             for r in config_rows(config, hits_to_ranks(hits), ids=IDS, docs=DOCS)]
 
 
+SPLIT = "".join(json.dumps({"group": doc, "id": i, "side": "dev" if n < 20 else "test", "slice": "main"}) + "\n"
+                for n, (i, doc) in enumerate(zip(IDS, DOCS)))
+"""q0-q19 on dev, q20-q39 on test."""
+
+
+def commit_side(d, tag, params, *, split_file=SPLIT):
+    """Commit ``params`` (and the split file of its data set, unless ``split_file`` is None) as tag ``tag``."""
+    (d / "params.yaml").write_text(yaml.safe_dump(params))
+    path = d / "data" / "split" / f"{params['dataset']}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if split_file is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_text(split_file)
+    git(d, "add", "-A")
+    git(d, "commit", "-q", "-m", tag)
+    git(d, "tag", tag)
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
+    """Tags s1, s2, s3: the handbook with a dev/test split, each side's params and split file
+    committed with its scores. The workspace is on another data set without a split (and holds
+    no split file), so every split the tests see is the sides' own."""
     d = tmp_path_factory.mktemp("sweep")
     git(d, "init", "-q", "-b", "main")
     params = yaml.safe_load((FIXTURES / "params.yaml").read_text())
+    params["split"] = {"test_fraction": 0.5, "seed": 0}
     for n, tag in enumerate(HITS):
         params["chunk_size"] = 100 * (n + 1)
-        (d / "params.yaml").write_text(yaml.safe_dump(params))
         write_retrieval(d / "metrics" / "scores" / "retrieval.csv", scores(tag))
         for config, ms in P95.items():
             path = d / "metrics" / "latency" / f"{config}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps({"total": {"p50_ms": ms / 2, "p95_ms": ms * (n + 1)}}))
         (d / "metrics" / "latency" / "generate_dense.json").write_text(json.dumps({"answer": {"p50_ms": 1500.0 * (n + 1)}}))
-        git(d, "add", "-A")
-        git(d, "commit", "-q", "-m", tag)
-        git(d, "tag", tag)
-    params["split"] = {"test_fraction": 0.5, "seed": 0}
-    (d / "params.yaml").write_text(yaml.safe_dump(params))
-    split = d / "data" / "split" / "handbook.jsonl"
-    split.parent.mkdir(parents=True)
-    split.write_text("".join(json.dumps({"group": doc, "id": i, "side": "dev" if n < 20 else "test", "slice": "main"})
-                             + "\n" for n, (i, doc) in enumerate(zip(IDS, DOCS))))
+        commit_side(d, tag, params)
+    (d / "params.yaml").write_text(yaml.safe_dump({**params, "dataset": "covidqa", "split": "none"}))
+    (d / "data" / "split" / "handbook.jsonl").unlink()
     return d
 
 
@@ -142,12 +158,79 @@ def test_an_unknown_measure_is_refused_by_the_parser_with_nothing_written(repo, 
     assert written(tmp_path / "out") == []
 
 
+def test_each_side_s_data_set_and_split_are_its_own_and_the_report_says_which(repo, tmp_path):
+    """The workspace names another data set with no split and holds no split file: the sides'
+    own params (handbook, a split) and split files decide, and the report names both."""
+    out = tmp_path / "out"
+    res = sweep(repo, "--revs", "s2", "s1", "--config", "dense", "--config", "hybrid", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    data = json.loads((out / "sweep.json").read_text())
+    assert data["dataset"] == "handbook" and data["chosen_on"] == "dev"
+    assert (data["questions"], data["test_questions"]) == (20, 20)
+    assert data["baseline"] == "dense@s2", "the first side named, not the first in name order"
+    md = (out / "sweep.md").read_text()
+    assert "Data set `handbook` (each side's params.yaml); dev/test: each side's own `data/split/handbook.jsonl`." in md
+    assert "Baseline `dense@s2`: `stats.baseline` on the first side named (s2)" in md
+    res = sweep(repo, "--revs", "s1", "s2", "--baseline", "bm25@s2", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "Baseline `bm25@s2`: given with `--baseline`." in (out / "sweep.md").read_text()
+
+
+@pytest.fixture()
+def copy(repo, tmp_path):
+    """A copy of the module's repository that a test may add commits to."""
+    d = tmp_path / "copy"
+    shutil.copytree(repo, d)
+    return d
+
+
+def handbook_params(d, tag="s3", **changes):
+    return {**yaml.safe_load(subprocess.run(["git", "show", f"{tag}:params.yaml"], cwd=d, capture_output=True,
+                                            text=True, check=True).stdout), **changes}
+
+
 @pytest.mark.bad_input
-def test_a_split_without_its_file_says_how_to_make_it(repo, tmp_path):
-    copy = tmp_path / "copy"
-    shutil.copytree(repo, copy)
-    (copy / "data" / "split" / "handbook.jsonl").unlink()
-    res = sweep(copy, "--revs", "s1", "s2", "--out", str(tmp_path / "out"))
+def test_a_side_with_a_split_but_no_split_file_says_how_to_make_it(copy, tmp_path):
+    commit_side(copy, "s4", handbook_params(copy), split_file=None)
+    res = sweep(copy, "--revs", "s1", "s4", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and res.stderr.count("error:") == 1
+    assert ("params.yaml at s4 has a split but data/split/handbook.jsonl does not exist there: run `dvc repro split`"
+            in res.stderr)
+    assert written(tmp_path / "out") == []
+
+
+@pytest.mark.bad_input
+def test_sides_that_disagree_on_the_split_are_refused_unless_no_split(copy, tmp_path):
+    off = "".join(line.replace('"dev"', '"all"').replace('"test"', '"all"') + "\n" for line in SPLIT.splitlines())
+    commit_side(copy, "s4", handbook_params(copy, split="none"), split_file=off)
+    res = sweep(copy, "--revs", "s1", "s4", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and res.stderr.count("error:") == 1
+    assert "the sides disagree on the split: a dev/test split at s1, `split: none` at s4;" in res.stderr
+    assert written(tmp_path / "out") == []
+    res = sweep(copy, "--revs", "s1", "s4", "--no-split", "--out", str(tmp_path / "out"))
+    assert res.returncode == 0, res.stderr
+    assert json.loads((tmp_path / "out" / "sweep.json").read_text())["chosen_on"] == "all"
+
+
+@pytest.mark.bad_input
+def test_split_files_that_give_a_question_two_sides_are_refused(copy, tmp_path):
+    moved = SPLIT.replace('"id": "q0", "side": "dev"', '"id": "q0", "side": "test"')
+    assert moved != SPLIT
+    commit_side(copy, "s4", handbook_params(copy), split_file=moved)
+    res = sweep(copy, "--revs", "s1", "s4", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and res.stderr.count("error:") == 1
+    assert "the split files of the sides disagree on 1 question(s): q0 (dev at s1, test at s4);" in res.stderr
+    assert written(tmp_path / "out") == []
+
+
+@pytest.mark.bad_input
+def test_sides_of_different_data_sets_are_one_line_naming_them(copy, tmp_path):
+    workspace = (copy / "params.yaml").read_text()
+    commit_side(copy, "s4", handbook_params(copy, dataset="squad"))
+    (copy / "params.yaml").write_text(workspace)  # back on covidqa: the workspace is a side here
+    res = sweep(copy, "--revs", "s1", "s2", "s4", "workspace", "--out", str(tmp_path / "out"))
     assert res.returncode == 2
-    assert "params.yaml has a split but data/split/handbook.jsonl does not exist: run `dvc repro split`" in res.stderr
+    assert res.stderr.count("\n") == 1 and res.stderr.count("error:") == 1, res.stderr
+    assert ("the sides ran on different data sets: handbook at s1, s2; squad at s4; covidqa at workspace; a sweep "
+            "ranks the questions of one data set" in res.stderr)
     assert written(tmp_path / "out") == []

@@ -11,8 +11,8 @@ from rag_ablation.core.config import ConfigError, Params, SplitConfig, load_para
 from rag_ablation.core.errors import InvalidData, MissingInput
 from rag_ablation.core.io import write_jsonl
 from rag_ablation.data.split import (
-    NO_SIDE, SIDES, SplitError, assign_split, group_of, group_order, no_split, read_split, slice_counts,
-    stratum_of,
+    NO_SIDE, SIDES, SplitError, assign_split, group_of, group_order, merge_splits, no_split, read_split,
+    slice_counts, stratum_of,
 )
 
 from conftest import ROOT
@@ -202,6 +202,8 @@ def test_a_malformed_split_file_names_file_and_lines(tmp_path):
     lines = [{"id": "a", "side": "dev"}, "{not json", {"id": "b", "side": "train"}, [1], {"side": "dev"},
              {"id": "a", "side": "test"}]
     path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    with pytest.raises(InvalidData, match=r"^data/split/x\.jsonl at experiment e1: 5 bad line\(s\)"):
+        read_split(path, where="data/split/x.jsonl at experiment e1")  # a committed file's copy names the original
     with pytest.raises(InvalidData) as e:
         read_split(path)
     msg = str(e.value)
@@ -219,3 +221,20 @@ def test_a_missing_split_file_says_which_stage_writes_it(tmp_path):
     with pytest.raises(MissingInput, match="does not exist: expected the JSON lines the split stage writes; run the "
                                            r"split stage \(`dvc repro split`\)"):
         read_split(tmp_path / "nope.jsonl")
+
+
+def test_merged_splits_are_the_union_of_files_that_agree():
+    """An older side's file lacks the questions added since (the split only extends): the union."""
+    old = {"a": "dev", "b": "test"}
+    new = {"a": "dev", "b": "test", "c": "test"}
+    assert merge_splits({"s1": old, "s2": new}) == {"a": "dev", "b": "test", "c": "test"}
+    assert list(merge_splits({"s2": new, "s1": old})) == ["a", "b", "c"]
+    assert merge_splits({}) == {}
+
+
+@pytest.mark.bad_input
+def test_merged_splits_that_give_a_question_two_sides_name_it_and_each_file():
+    with pytest.raises(SplitError) as e:
+        merge_splits({"s1": {"a": "dev", "b": "test", "c": "dev"}, "s2": {"a": "test", "b": "test", "c": "all"}})
+    assert str(e.value).startswith("the split files of the sides disagree on 2 question(s): a (dev at s1, test at s2), "
+                                   "c (dev at s1, all at s2); a sweep chooses and confirms on one split")

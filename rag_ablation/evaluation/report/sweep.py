@@ -155,11 +155,14 @@ def ranking_table(s: SweepSummary) -> str:
 
 
 def format_markdown(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | None = None,
-                    commands: Sequence[str] = ()) -> str:
-    """The whole report: headline, ranking table with its legend, cost table, method."""
+                    commands: Sequence[str] = (), notes: Sequence[str] = ()) -> str:
+    """The whole report: headline, ``notes`` (sentences on what was compared: the data set, the
+    baseline's choice), ranking table with its legend, cost table, method."""
     label = measure_label(s.measure)
     unit = "source documents" if s.settings.cluster else "questions"
     parts = [f"# Sweep: {len(s.names)} candidates on {label} ({s.measure})", "", *headline(s), ""]
+    if notes:
+        parts += [" ".join(notes), ""]
     parts += ["## Candidates, best first", "", ranking_table(s), ""]
     parts.append(f"A letter after a value names a candidate it beats: more of their disagreeing questions right, "
                  f"exact sign test, Holm-adjusted over all {len(s.names) * (len(s.names) - 1) // 2} pairs, p < "
