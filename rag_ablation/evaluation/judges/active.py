@@ -106,7 +106,7 @@ def active_order(scores: Sequence[float], *, seed: int, graded: Sequence[bool] |
     left = [i for i in range(s.size) if not done[i]]
     out = []
     while left:
-        q = draw_probabilities(s[left], uniform=uniform)
+        q = draw_probabilities(s[left].tolist(), uniform=uniform)
         k = int(rng.choice(len(left), p=q))
         out.append(Draw(index=left[k], probability=float(q[k]), rest_score=float(s[left].sum())))
         del left[k]
