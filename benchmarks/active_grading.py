@@ -26,24 +26,23 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from rag_ablation.authoring.grade_order import read_scores  # noqa: E402
 from rag_ablation.evaluation.judges.active import active_order, random_order, sequence_estimate  # noqa: E402
 
 EXPERIMENTS = {"example": REPO / "metrics/scores", "qwen2.5-coder-1.5b": REPO / "results/qwen2.5-coder-1.5b"}
 GRADES = (20, 40, 80)
-NO_SCORE = 0.5  # an answer without a score (token F1 of an unanswerable question): nothing known
 
 
 def population(folder: Path, judge: str) -> tuple[list[float], list[bool], str]:
-    """Each hand-graded answer's score and verdict, and where the score came from."""
+    """Each hand-graded answer's score (``grade_order.read_scores``) and verdict, and where the
+    score came from."""
+    scores = read_scores(folder, judge)
     with (folder / "verdicts.csv").open(newline="") as f:
-        verdicts = [r for r in csv.DictReader(f) if r["hand"] in ("0", "1")]
-    column = f"{judge}_score"
-    if verdicts and column in verdicts[0]:
-        scores = [float(r[column]) if r[column] else NO_SCORE for r in verdicts]
-        return scores, [r["hand"] == "1" for r in verdicts], f"verdicts.csv {column}"
-    with (folder / "answers.csv").open(newline="") as f:
-        f1 = {(r["config"], r["id"]): float(r["token_f1"]) if r["token_f1"] else NO_SCORE for r in csv.DictReader(f)}
-    return [f1[(r["config"], r["id"])] for r in verdicts], [r["hand"] == "1" for r in verdicts], "answers.csv token_f1"
+        reader = csv.DictReader(f)
+        verdicts = [r for r in reader if r["hand"] in ("0", "1")]
+        column = f"{judge}_score"
+        source = f"verdicts.csv {column}" if column in (reader.fieldnames or []) else "answers.csv token_f1"
+    return [scores[(r["config"], r["id"])] for r in verdicts], [r["hand"] == "1" for r in verdicts], source
 
 
 def simulate(scores: list[float], verdicts: list[bool], *, name: str, uniform: float, repetitions: int,
