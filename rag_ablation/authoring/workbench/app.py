@@ -30,6 +30,7 @@ API (POST, a JSON object in, JSON out; a refusal is 4xx with ``problems``, a lis
     /api/audit/configs|next|accept|reject        (next: {"config": NAME})
     /api/queries/load|next|check|save|skip
     /api/drafts/next|check|save
+    /api/grade/next|save|skip|back|summary       (save: {config, id, answer_sha256, verdict, note})
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ from rag_ablation.llm.client.base import Backend
 from rag_ablation.authoring.workbench import page
 from rag_ablation.authoring.workbench.checks import Verdict
 from rag_ablation.authoring.workbench.drafts import DraftMode
+from rag_ablation.authoring.workbench.grading import GradeMode, GradeSource
 from rag_ablation.authoring.workbench.pool import QueryMode, Search
 from rag_ablation.authoring.workbench.session import (MAX_TEXT_CHARS, AuditMode, Refused, Workbench, WriteMode,
                                                       text_field)
@@ -235,6 +237,7 @@ DRAFT_FORM = {"passage": INDEX, "verdict": TEXT, "question": TEXT, "span": TEXT,
               "answer": TEXT, "id": TEXT}
 AUDIT_TARGET = {"config": TEXT, "id": TEXT, "chunk": TEXT}
 SPAN_FIELDS = {"candidate": INDEX, "span": TEXT, "span_start": OFFSET}
+GRADE_TARGET = {"config": TEXT, "id": TEXT, "answer_sha256": TEXT}
 
 FIELDS: dict[str, dict[str, str]] = {
     "write/next": {}, "write/check": WRITE_FORM, "write/save": WRITE_FORM, "write/skip": {"passage": INDEX, "reason": TEXT},
@@ -243,6 +246,8 @@ FIELDS: dict[str, dict[str, str]] = {
     "queries/load": {"text": FILE}, "queries/next": {}, "queries/check": QUERY_FORM, "queries/save": QUERY_FORM,
     "queries/skip": {"query": INDEX},
     "drafts/next": {}, "drafts/check": DRAFT_FORM, "drafts/save": DRAFT_FORM,
+    "grade/next": {}, "grade/save": {**GRADE_TARGET, "verdict": TEXT, "note": TEXT}, "grade/skip": GRADE_TARGET,
+    "grade/back": {}, "grade/summary": {},
 }
 """Each endpoint (its path after ``/api/``): its fields and their kinds. Every other field is
 refused, as is a missing one (``OPTIONAL`` aside)."""
@@ -311,12 +316,15 @@ async def not_found(request: Request, exc: Exception) -> Response:
 
 
 def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str, Search] | None = None,
-               llm: Backend | None = None, llm_cache: Path | None = None) -> Starlette:
+               llm: Backend | None = None, llm_cache: Path | None = None,
+               grading: GradeSource | None = None) -> Starlette:
     """The app over ``bench``, answering only to ``hosts`` (``own_hosts``). ``searchers`` (tests)
     replaces the live searches of the label-queries mode; ``llm`` and ``llm_cache`` (tests) the
-    drafts mode's model and prompt cache."""
+    drafts mode's model and prompt cache; ``grading`` what the grade mode reads and writes (None:
+    its requests are refused with a message)."""
     write, audit, queries = WriteMode(bench), AuditMode(bench), QueryMode(bench, searchers)
     drafts = DraftMode(bench, llm, cache=llm_cache)
+    grade = GradeMode(grading)
     lock = threading.Lock()  # one change at a time: validation and append stay together
     limit = bench.params.workbench.max_body_bytes
 
@@ -359,6 +367,8 @@ def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str
         "queries/load": queries.load, "queries/next": lambda p: queries.next(), "queries/check": queries.check,
         "queries/save": queries.save, "queries/skip": queries.skip,
         "drafts/next": lambda p: drafts.next(), "drafts/check": drafts.check, "drafts/save": drafts.save,
+        "grade/next": lambda p: grade.next(), "grade/save": grade.save, "grade/skip": grade.skip,
+        "grade/back": lambda p: grade.back(), "grade/summary": lambda p: grade.summary(),
     }
     assert handlers.keys() == FIELDS.keys()
     routes = [
