@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from rag_ablation.core.errors import UserError
 
 if TYPE_CHECKING:  # the workbench (and its web framework) is imported only when the command runs
-    from rag_ablation.authoring.workbench.grading import GradeSource
+    from rag_ablation.authoring.grade_page import GradeSource
     from rag_ablation.authoring.workbench.session import Workbench
 
 HANDBOOK = {"corpus": Path("data/corpus"), "questions": Path("data/questions/handbook.jsonl"),
@@ -93,7 +93,7 @@ def add_grade_options(ap: argparse.ArgumentParser) -> None:
 def grade_source(args: argparse.Namespace) -> GradeSource:
     """What the grade mode reads and writes: the answers, ``--build``'s questions.jsonl (what the
     answers were made from), ``--runs``' passages, and the grades file (below ``data/``)."""
-    from rag_ablation.authoring.workbench.grading import GradeSource
+    from rag_ablation.authoring.grade_page import GradeSource
     from rag_ablation.commands.grade import default_grades
 
     if not args.grader.strip():
@@ -220,10 +220,12 @@ def run(args: argparse.Namespace) -> None:
         return
     sock = bind(args.port)
     port = sock.getsockname()[1]
-    grading: GradeSource | None = None
+    from rag_ablation.authoring.grade_page import GradeMode
+
+    grading: GradeMode | None = None
     off = ""
     try:
-        grading = grade_source(args)
+        grading = GradeMode(grade_source(args))
     except UserError as e:  # the other modes still serve; the grade mode's requests say why it is off
         off = f"rag-ablation label: the Grade answers mode is off: {e}"
     app = create_app(bench, hosts=own_hosts(port), grading=grading)

@@ -41,7 +41,7 @@ import threading
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -57,10 +57,9 @@ from rag_ablation.llm.client.base import Backend
 from rag_ablation.authoring.workbench import page
 from rag_ablation.authoring.workbench.checks import Verdict
 from rag_ablation.authoring.workbench.drafts import DraftMode
-from rag_ablation.authoring.workbench.grading import GradeMode, GradeSource
 from rag_ablation.authoring.workbench.pool import QueryMode, Search
-from rag_ablation.authoring.workbench.session import (MAX_TEXT_CHARS, AuditMode, Refused, Workbench, WriteMode,
-                                                      text_field)
+from rag_ablation.authoring.workbench.session import (MAX_TEXT_CHARS, AuditMode, Refused, Workbench,
+                                                      WorkbenchError, WriteMode, text_field)
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -303,6 +302,27 @@ def field_problems(payload: Mapping[str, Any], spec: Mapping[str, str], *, where
 Handler = Callable[[dict[str, Any]], Any]
 
 
+class Grading(Protocol):
+    """The Grade answers mode (``rag_ablation.authoring.grade_page.GradeMode``, made by
+    ``rag-ablation label``: it drives the terminal grader's session, a layer above this one)."""
+
+    def next(self) -> Any: ...
+    def save(self, payload: Mapping[str, Any]) -> Any: ...
+    def skip(self, payload: Mapping[str, Any]) -> Any: ...
+    def back(self) -> Any: ...
+    def summary(self) -> Any: ...
+
+
+class GradingOff:
+    """The grade mode of an app made without one: every request is refused with a message."""
+
+    def _off(self, *payload: Any) -> Any:
+        raise WorkbenchError("grading is off in this workbench (its start said why): start `rag-ablation label` "
+                             "from the project's root, with --grades FILE for a data set without its own")
+
+    next = save = skip = back = summary = _off
+
+
 def _result(value: Any) -> Any:
     if isinstance(value, Verdict):
         return value.to_json()
@@ -317,14 +337,14 @@ async def not_found(request: Request, exc: Exception) -> Response:
 
 def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str, Search] | None = None,
                llm: Backend | None = None, llm_cache: Path | None = None,
-               grading: GradeSource | None = None) -> Starlette:
+               grading: Grading | None = None) -> Starlette:
     """The app over ``bench``, answering only to ``hosts`` (``own_hosts``). ``searchers`` (tests)
     replaces the live searches of the label-queries mode; ``llm`` and ``llm_cache`` (tests) the
-    drafts mode's model and prompt cache; ``grading`` what the grade mode reads and writes (None:
-    its requests are refused with a message)."""
+    drafts mode's model and prompt cache; ``grading`` the Grade answers mode (None: its requests
+    are refused with a message)."""
     write, audit, queries = WriteMode(bench), AuditMode(bench), QueryMode(bench, searchers)
     drafts = DraftMode(bench, llm, cache=llm_cache)
-    grade = GradeMode(grading)
+    grade: Grading = grading if grading is not None else GradingOff()
     lock = threading.Lock()  # one change at a time: validation and append stay together
     limit = bench.params.workbench.max_body_bytes
 

@@ -1,4 +1,4 @@
-"""The workbench's "Grade answers" mode through its JSON API (rag_ablation.authoring.workbench.grading):
+"""The workbench's "Grade answers" mode through its JSON API (rag_ablation.authoring.grade_page):
 the screen's content, grades written whole, the order, and refusals. Fixtures: the tiny workbench
 project with the answers of tests/grade_answers.py (2 configs x 4 questions) built beside it."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from grade_answers import ANSWERS, PASSAGES, QUESTIONS, grade_of, make_project
 from starlette.testclient import TestClient
 
 from rag_ablation.authoring.workbench.app import create_app, own_hosts
-from rag_ablation.authoring.workbench.grading import GradeSource
+from rag_ablation.authoring.grade_page import GradeMode, GradeSource
 from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, write_grades
 
 PORT = 8765
@@ -32,7 +32,8 @@ def built(bench, tmp_path):
 
 
 def client_of(bench, grading: GradeSource | None) -> TestClient:
-    return TestClient(create_app(bench, hosts=own_hosts(PORT), grading=grading), base_url=BASE, headers=PAGE)
+    mode = GradeMode(grading) if grading is not None else None
+    return TestClient(create_app(bench, hosts=own_hosts(PORT), grading=mode), base_url=BASE, headers=PAGE)
 
 
 def target(view: dict) -> dict:
@@ -131,7 +132,7 @@ def test_without_answers_or_a_source_the_mode_says_what_to_do(bench):
 
 @pytest.mark.bad_input
 def test_another_sites_request_cannot_grade(built):
-    c = TestClient(create_app(built, hosts=own_hosts(PORT), grading=source()), base_url=BASE)
+    c = TestClient(create_app(built, hosts=own_hosts(PORT), grading=GradeMode(source())), base_url=BASE)
     body = {"config": "dense", "id": "q1", "answer_sha256": answer_sha256(ANSWERS["dense"]["q1"]),
             "verdict": "correct", "note": ""}
     assert c.post("/api/grade/save", json=body, headers={"Origin": "http://evil.example"}).status_code == 403

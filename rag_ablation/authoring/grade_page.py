@@ -17,6 +17,11 @@ A grade or skip names the answer it is for (``config``, ``id``, ``answer_sha256`
 not the answer shown now (a second tab, a page left open across a restart) is refused with 422,
 so a grade never lands on another answer. The inputs are read on the mode's first request, so
 the other modes work without answers; a missing input is a 422 saying what to run.
+
+It lives beside the terminal grader rather than in ``workbench/`` (a lower layer, which may not
+import the grader): ``rag-ablation label`` makes it and hands it to
+``rag_ablation.authoring.workbench.app.create_app`` (``grading``), which routes
+``/api/grade/*`` to it.
 """
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ from typing import Any
 from rag_ablation.authoring.grade_order import ACTIVE, describe, estimate, read_scores
 from rag_ablation.authoring.grader import (Answers, Session, load_answers, plan_grading, read_grades, read_passages,
                                            read_questions, summary)
-from rag_ablation.authoring.workbench.session import Refused, WorkbenchError, text_field
+from rag_ablation.authoring.workbench.session import Refused, text_field
 from rag_ablation.authoring.workbench.store import remove_stale_temps
 from rag_ablation.data.questions import Question
 from rag_ablation.evaluation.judges.grades import VERDICTS
@@ -57,7 +62,7 @@ class GradeSource:
 class GradeMode:
     """One grading session of the workbench (module docstring)."""
 
-    def __init__(self, source: GradeSource | None) -> None:
+    def __init__(self, source: GradeSource) -> None:
         self.source = source
         self._session: Session | None = None
         self.found = Answers(items=[])
@@ -70,9 +75,6 @@ class GradeMode:
         if self._session is not None:
             return self._session
         src = self.source
-        if src is None:
-            raise WorkbenchError("grading is off in this workbench (its start said why): start `rag-ablation label` "
-                                 "from the project's root, with --grades FILE for a data set without its own")
         self.removed_temps = remove_stale_temps(src.grades)
         self.found = load_answers(src.answers)
         given = read_grades(src.grades)
@@ -87,7 +89,6 @@ class GradeMode:
         """What the page shows: progress, the current answer (None at the end of the list) and,
         in active order, the weighted estimate so far."""
         s = self.session()
-        assert self.source is not None
         out: dict[str, Any] = {"position": s.pos + 1, "total": len(s.items), "graded": s.done(),
                                "order": self.source.order, "help": HELP, "cut": CUT_CHARS, "answer": None,
                                "unavailable": sorted(self.found.unavailable.values())}
@@ -149,5 +150,4 @@ class GradeMode:
     def summary(self) -> dict[str, Any]:
         """The terminal grader's summary lines (graded this session, grades matching, stale)."""
         s = self.session()
-        assert self.source is not None
         return {"lines": summary(s, self.found, self.source.grades, s.plan)}
