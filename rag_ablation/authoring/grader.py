@@ -28,7 +28,7 @@ that has a current grade (``b``, ``--regrade``) replaces that grade. ``--regrade
 that have a current grade too.
 
 Which answers: every ``status: ok`` file in ``--answers`` (``unavailable`` ones are skipped, and
-named), restricted to ``--config`` names if given, in order of config then question id.
+named), restricted to ``--config`` names if given (shown in ``--order``, below).
 ``--sample N --seed S`` takes a seeded sample of N answers instead: equal shares per config (as far
 as each config has answers; a remainder goes to the first configs by name), and within a config
 ``rag_ablation.support.sampling.stratified_sample`` (stratified by slice, seeded by S), so configs that
