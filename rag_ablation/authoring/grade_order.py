@@ -29,12 +29,15 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag_ablation.core.config import ACTIVE_UNIFORM_SHARE
 from rag_ablation.core.errors import InvalidData, MissingInput, UserError, lookup
 from rag_ablation.evaluation.judges.active import ORDERS as DRAWN, Draw, active_estimate, draw_term
 from rag_ablation.evaluation.judges.grades import Grade, Sampling
-from rag_ablation.evaluation.statistics.inference import Interval
+
+if TYPE_CHECKING:  # scipy.stats (a second to import) only when an estimate is made
+    from rag_ablation.evaluation.statistics.inference import Interval
 
 Key = tuple[str, str]
 LISTED = "listed"

@@ -45,13 +45,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from rag_ablation.core.config import ACTIVE_UNIFORM_SHARE
 from rag_ablation.core.errors import lookup
-from rag_ablation.evaluation.statistics.inference import Interval, check_open_unit, wilson_bounds
+
+if TYPE_CHECKING:  # the estimates import scipy.stats when called: a second that `rag-grade` starts without
+    from rag_ablation.evaluation.statistics.inference import Interval
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,10 @@ def active_estimate(terms: Sequence[float], population: int, *, confidence: floa
     if z_terms.size == 0 or population < 1:
         raise ValueError("an estimate needs at least one draw and a population of at least one answer")
     value = float(z_terms.mean()) / population
+    from scipy.stats import t as student_t
+
+    from rag_ablation.evaluation.statistics.inference import Interval, check_open_unit
+
     if z_terms.size == 1:
         return Interval(value, 0.0, 1.0, 1, "active")
     quantile = float(student_t.ppf(0.5 + check_open_unit(confidence, "confidence") / 2, z_terms.size - 1))
@@ -159,6 +165,8 @@ def random_estimate(verdicts: Sequence[bool], population: int, *, confidence: fl
     """The mean ``p`` of ``n`` verdicts drawn uniformly without replacement from ``population``
     answers, with the Wilson interval at ``n_eff = n (N - 1) / (N - n)`` (at ``n = N`` the
     interval is ``[p, p]``). ``n`` of the result is the number of verdicts."""
+    from rag_ablation.evaluation.statistics.inference import Interval, wilson_bounds
+
     n = len(verdicts)
     if n == 0 or n > population:
         raise ValueError(f"expected from 1 to {population} verdicts, found {n}")
