@@ -28,13 +28,18 @@ that has a current grade (``b``, ``--regrade``) replaces that grade. ``--regrade
 that have a current grade too.
 
 Which answers: every ``status: ok`` file in ``--answers`` (``unavailable`` ones are skipped, and
-named), restricted to ``--config`` names if given, in order of config then question id.
+named), restricted to ``--config`` names if given (shown in ``--order``, below).
 ``--sample N --seed S`` takes a seeded sample of N answers instead: equal shares per config (as far
 as each config has answers; a remainder goes to the first configs by name), and within a config
 ``rag_ablation.support.sampling.stratified_sample`` (stratified by slice, seeded by S), so configs that
 answered the same questions get the same questions and their grades pair. The sample is drawn
 from all answers, graded or not, so the same N and S give the same sample on every run, and a
 rerun resumes it.
+
+In which order (``--order``, ``rag_ablation.authoring.grade_order``): ``listed`` (config then
+id), ``random`` (a seeded permutation: the default, ``DEFAULT_GRADE_ORDER``) or ``active``
+(drawn by the judge score of ``--score-judge``, read from ``--score-dir``; each grade records
+its ``sampling``, and the summary gives the weighted accuracy estimate), seeded by ``--seed``.
 """
 from __future__ import annotations
 
@@ -45,10 +50,12 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from rag_ablation.authoring.grade_order import ACTIVE, LISTED, Plan, describe, estimate, make_plan, read_scores
+from rag_ablation.core.config import DEFAULT_GRADE_ORDER
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.core.io import read_json
 from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, load_grades, match_grades, write_grades
@@ -265,26 +272,47 @@ def sample_items(items: Sequence[Item], size: int, *, seed: int) -> list[Item]:
     return sorted(chosen, key=lambda it: it.key)
 
 
-def to_grade(items: Sequence[Item], grades: Sequence[Grade], *, sample: int | None = None, seed: int = 0,
-             regrade: bool = False) -> list[Item]:
-    """The answers to show: ``items`` (or their seeded sample), minus those whose ``(config, id)``
-    has a grade for the current answer text unless ``regrade``; order config then id."""
+def plan_grading(items: Sequence[Item], grades: Sequence[Grade], *, sample: int | None = None, seed: int = 0,
+                 regrade: bool = False, order: str = LISTED,
+                 scores: Mapping[tuple[str, str], float] | None = None) -> tuple[list[Item], Plan]:
+    """The answers to show and the plan behind them: ``items`` (or their seeded sample) are the
+    population; those whose ``(config, id)`` has a grade for the current answer text are left
+    out unless ``regrade``; the rest come in ``order`` (``grade_order``, seeded by ``seed``;
+    ``scores`` by key for active order)."""
     pool = sample_items(items, sample, seed=seed) if sample is not None else sorted(items, key=lambda it: it.key)
-    if regrade:
-        return pool
-    done = match_grades(grades, {it.key: it.answer for it in items}).verdicts
-    return [it for it in pool if it.key not in done]
+    done = set() if regrade else set(match_grades(grades, {it.key: it.answer for it in items}).verdicts)
+    plan = make_plan({it.key: it.sha256 for it in pool}, done, order=order, seed=seed, scores=scores)
+    by_key = {it.key: it for it in pool}
+    return [by_key[k] for k in plan.keys], plan
+
+
+def to_grade(items: Sequence[Item], grades: Sequence[Grade], *, sample: int | None = None, seed: int = 0,
+             regrade: bool = False, order: str = LISTED) -> list[Item]:
+    """The answers to show (``plan_grading``), in ``order`` (config then id by default)."""
+    return plan_grading(items, grades, sample=sample, seed=seed, regrade=regrade, order=order)[0]
 
 
 # ---------------------------------------------------------------------------------------------
 # a grading session: position in the list, grades given, the file
 
 
+def with_sampling(grade: Grade, on_file: Mapping[tuple[str, str, str], Grade], plan: Plan | None) -> Grade:
+    """``grade`` with its ``sampling`` record: the one of the grade it replaces (a regrade keeps
+    how the answer was drawn), else, in active order, ``plan.sampling`` against ``on_file``."""
+    old = on_file.get(grade.slot)
+    if old is not None and old.sampling is not None:
+        return replace(grade, sampling=old.sampling)
+    others = {slot: g for slot, g in on_file.items() if slot != grade.slot}
+    return replace(grade, sampling=plan.sampling(grade.key, others) if plan is not None else None)
+
+
 class Session:
     """The list being graded, where we are in it, and the grades file (rewritten on every grade)."""
 
-    def __init__(self, items: Sequence[Item], grades_path: Path, grader: str, grades: Sequence[Grade]):
+    def __init__(self, items: Sequence[Item], grades_path: Path, grader: str, grades: Sequence[Grade],
+                 plan: Plan | None = None):
         self.items = list(items)
+        self.plan = plan  # active order: each grade records its sampling (grade_order.Plan.sampling)
         self.path = Path(grades_path)
         self.grader = grader
         self.pos = 0
@@ -333,6 +361,7 @@ class Session:
     def _save(self, grade: Grade) -> None:
         # read the file again so grades another session wrote meanwhile are kept
         on_file = {g.slot: g for g in read_grades(self.path)}
+        grade = with_sampling(grade, on_file, self.plan)
         on_file[grade.slot] = grade
         write_grades(self.path, on_file.values())
         self.grades = on_file
@@ -554,7 +583,7 @@ def interact(session: Session, questions: Mapping[str, Question], passages: Mapp
             message = handle(session, key, keys, state)
 
 
-def summary(session: Session | None, answers: Answers, grades_path: Path) -> list[str]:
+def summary(session: Session | None, answers: Answers, grades_path: Path, plan: Plan | None = None) -> list[str]:
     """What the session did and where the grades stand, against every current answer."""
     grades = session.grades.values() if session else read_grades(grades_path)
     current = {it.key: it.answer for it in answers.items}
@@ -574,31 +603,37 @@ def summary(session: Session | None, answers: Answers, grades_path: Path) -> lis
                  + (f" ({split})" if split else ""))
     lines.append(f"stale grades (for another text of a current answer: an earlier generation or another "
                  f"answer model; kept, and shown again for grading): {m.stale}")
+    if plan is not None and plan.order == ACTIVE:
+        lines.append(describe(estimate(grades, plan.population, seed=plan.seed)))
     lines.append(f"grades file: {grades_path}")
     return lines
 
 
 def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, grader: str,
                 configs: Sequence[str] = (), sample: int | None = None, seed: int = 0, regrade: bool = False,
-                stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+                order: str = DEFAULT_GRADE_ORDER, score_dir: Path = Path("metrics/scores"),
+                score_judge: str = "token_f1", stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Read the inputs, grade in the terminal until ``q`` or the end of input, print the summary;
     returns the exit status (0, or 130 after Ctrl-C). ``answers``, ``runs``: folders; ``questions``,
-    ``grades``: files (module docstring); ``grader``: the name stored with each grade."""
+    ``grades``: files (module docstring); ``grader``: the name stored with each grade; ``order``,
+    ``score_dir``, ``score_judge``: ``rag_ablation.authoring.grade_order``."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     found = restrict(load_answers(answers), configs)
     given = read_grades(grades)
-    items = to_grade(found.items, given, sample=sample, seed=seed, regrade=regrade)
+    scores = read_scores(score_dir, score_judge) if order == ACTIVE else None
+    items, plan = plan_grading(found.items, given, sample=sample, seed=seed, regrade=regrade, order=order,
+                               scores=scores)
     notes = [f"skipped {why}" for why in found.unavailable.values()]
     if not items:
         what = (f"a sample of {sample} (seed {seed})" if sample is not None
                 else f"{len(found.items)} answer(s)")
         nothing = (f"nothing to grade: every one of {what} has a grade for its current answer text "
                    "(--regrade shows them again)")
-        print("\n".join([*notes, nothing, *summary(None, found, grades)]), file=stdout)
+        print("\n".join([*notes, nothing, *summary(None, found, grades, plan)]), file=stdout)
         return 0
     by_id = read_questions(questions, items)
     passages = read_passages(runs, items)
-    session = Session(items, grades, grader.strip(), given)
+    session = Session(items, grades, grader.strip(), given, plan)
     tty = stdin.isatty()
     keys = TerminalKeys(stdin, stdout) if tty else LineKeys(stdin, stdout)
     status = 0
@@ -608,7 +643,7 @@ def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, gra
     except KeyboardInterrupt:
         status = 130
         notes.append("interrupted: every grade given is saved")
-    stdout.write(("\x1b[H\x1b[2J" if clear else "\n") + "\n".join([*notes, *summary(session, found, grades)])
+    stdout.write(("\x1b[H\x1b[2J" if clear else "\n") + "\n".join([*notes, *summary(session, found, grades, plan)])
                  + "\n")
     stdout.flush()
     return status

@@ -1,7 +1,8 @@
 """``rag-grade`` (also ``rag-ablation grade``): hand-grade generated answers in the terminal.
 
 usage: rag-grade [--answers DIR] [--questions FILE] [--runs DIR] [--grades FILE] [--grader NAME]
-                 [--config NAME ...] [--sample N [--seed S]] [--regrade]
+                 [--config NAME ...] [--sample N] [--seed S] [--regrade]
+                 [--order listed|random|active [--score-dir DIR] [--score-judge NAME]]
 
 The screen, the keys, the grades file and which answers are shown are described in
 ``rag_ablation.authoring.grader``, which runs the session (``run_session``).
@@ -15,7 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from rag_ablation.authoring.grade_order import ORDERS
 from rag_ablation.core import runner
+from rag_ablation.core.config import DEFAULT_GRADE_ORDER
 from rag_ablation.authoring.grader import run_session
 
 
@@ -55,8 +58,18 @@ def build_parser(prog: str = "rag-grade") -> argparse.ArgumentParser:
                     help="grade only this config's answers (repeatable)")
     ap.add_argument("--sample", type=int, metavar="N", help="grade a seeded sample of N answers, equal shares "
                     "per config (default: every answer not yet graded)")
-    ap.add_argument("--seed", type=int, default=0, metavar="S", help="seed of --sample (0)")
+    ap.add_argument("--seed", type=int, default=0, metavar="S", help="seed of --sample and of --order (0)")
     ap.add_argument("--regrade", action="store_true", help="show answers that already have a current grade too")
+    ap.add_argument("--order", choices=ORDERS, default=DEFAULT_GRADE_ORDER,
+                    help=f"listed: config then id; random: a seeded permutation; active: answers whose judge score is "
+                    f"uncertain first, drawn with known probabilities, each grade recording its own, for an unbiased "
+                    f"weighted accuracy (docs/judging.md) ({DEFAULT_GRADE_ORDER})")
+    ap.add_argument("--score-dir", type=Path, metavar="DIR", default=Path("metrics/scores"),
+                    help="with --order active: the folder of verdicts.csv (and answers.csv) with the scores "
+                    "(metrics/scores)")
+    ap.add_argument("--score-judge", metavar="NAME", default="token_f1",
+                    help="with --order active: the judge whose score orders, the <NAME>_score column of verdicts.csv; "
+                    "token_f1 falls back to answers.csv's token_f1 (token_f1)")
     return ap
 
 
@@ -81,7 +94,8 @@ def _session(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: T
     grades = args.grades or default_grades()
     return run_session(answers=args.answers, questions=args.questions, runs=args.runs, grades=grades,
                        grader=args.grader, configs=args.config, sample=args.sample, seed=args.seed,
-                       regrade=args.regrade, stdin=stdin, stdout=stdout)
+                       regrade=args.regrade, order=args.order, score_dir=args.score_dir,
+                       score_judge=args.score_judge, stdin=stdin, stdout=stdout)
 
 
 def grade_main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None,

@@ -13,6 +13,7 @@ hand-written ones instead of serving.
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 from rag_ablation.core.errors import UserError
 
 if TYPE_CHECKING:  # the workbench (and its web framework) is imported only when the command runs
+    from rag_ablation.authoring.grade_page import GradeSource
     from rag_ablation.authoring.workbench.session import Workbench
 
 HANDBOOK = {"corpus": Path("data/corpus"), "questions": Path("data/questions/handbook.jsonl"),
@@ -52,6 +54,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     ap.add_argument("--pair", nargs=2, metavar=("BM25", "DENSE"),
                     help="with --compare: the two configs whose ordering is compared (default: the first BM25 "
                          "config and stats.baseline)")
+    add_grade_options(ap)
     io = ap.add_mutually_exclusive_group()
     io.add_argument("--export-labelstudio", type=Path, metavar="DIR",
                     help="instead of serving: write write mode's sampled passages as Label Studio tasks "
@@ -64,6 +67,40 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                          "content-word overlap, each config's recall@5 on both sets from --scores, and whether the "
                          "BM25-vs-dense ordering flips)")
     return ap
+
+
+def add_grade_options(ap: argparse.ArgumentParser) -> None:
+    """The options of the "Grade answers" mode (``rag_ablation.authoring.workbench.grading``), as
+    ``rag-ablation grade`` names them."""
+    from rag_ablation.authoring.grade_order import ORDERS
+    from rag_ablation.core.config import DEFAULT_GRADE_ORDER
+
+    g = ap.add_argument_group("Grade answers mode (as `rag-ablation grade`)")
+    g.add_argument("--answers", type=Path, default=Path("data/build/answers"),
+                   help="answers files to grade, one <config>.json each (data/build/answers)")
+    g.add_argument("--grades", type=Path, help="grades file, read and rewritten (default: the selected data set's)")
+    g.add_argument("--grader", default=os.environ.get("USER") or "grader",
+                   help="your name, stored with each grade ($USER, else 'grader')")
+    g.add_argument("--order", choices=ORDERS, default=DEFAULT_GRADE_ORDER,
+                   help=f"listed, random or active (docs/judging.md) ({DEFAULT_GRADE_ORDER})")
+    g.add_argument("--seed", type=int, default=0, help="seed of --order (0)")
+    g.add_argument("--score-dir", type=Path, default=Path("metrics/scores"),
+                   help="with --order active: the folder of verdicts.csv and answers.csv (metrics/scores)")
+    g.add_argument("--score-judge", default="token_f1",
+                   help="with --order active: the judge whose <NAME>_score column orders (token_f1)")
+
+
+def grade_source(args: argparse.Namespace) -> GradeSource:
+    """What the grade mode reads and writes: the answers, ``--build``'s questions.jsonl (what the
+    answers were made from), ``--runs``' passages, and the grades file (below ``data/``)."""
+    from rag_ablation.authoring.grade_page import GradeSource
+    from rag_ablation.commands.grade import default_grades
+
+    if not args.grader.strip():
+        raise UserError("--grader must not be empty: pass your name")
+    return GradeSource(answers=args.answers, questions=args.build / "questions.jsonl", runs=args.runs,
+                       grades=inside_data(args.grades or default_grades(), "--grades"), grader=args.grader.strip(),
+                       order=args.order, seed=args.seed, score_dir=args.score_dir, score_judge=args.score_judge)
 
 
 def compare(bench: Workbench, args: argparse.Namespace) -> None:
@@ -190,9 +227,19 @@ def run(args: argparse.Namespace) -> None:
         return
     sock = bind(args.port)
     port = sock.getsockname()[1]
-    app = create_app(bench, hosts=own_hosts(port))
+    from rag_ablation.authoring.grade_page import GradeMode
+
+    grading: GradeMode | None = None
+    off = ""
+    try:
+        grading = GradeMode(grade_source(args))
+    except UserError as e:  # the other modes still serve; the grade mode's requests say why it is off
+        off = f"rag-ablation label: the Grade answers mode is off: {e}"
+    app = create_app(bench, hosts=own_hosts(port), grading=grading)
     print(f"rag-ablation label: http://127.0.0.1:{port}/  (questions: {project.questions}, audit: {project.audit}; "
           f"Ctrl-C stops, everything saved is kept)", flush=True)
     report_removed(bench)  # after the address: the first line printed is always it
+    if off:
+        print(off, flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     server.run(sockets=[sock])

@@ -73,6 +73,10 @@ DEFAULT_REFUSAL_PHRASES = (
     "cannot answer", "can't answer", "not provided", "i don't know",
 )
 
+GRADE_ORDERS = ("active", "random")  # rag_ablation.evaluation.judges.active.ORDERS
+DEFAULT_GRADE_ORDER = "random"  # `rag-ablation grade --order`, the workbench's grade mode (docs/judging.md)
+ACTIVE_UNIFORM_SHARE = 0.5  # active order: the share of each draw's probability spread uniformly
+
 
 class ConfigError(UserError, ValueError):
     """params.yaml is missing, unparsable, or has a key that is unknown, missing or wrong."""

@@ -33,7 +33,7 @@ def run_grade(d: Path, *args: str, input: str = "") -> subprocess.CompletedProce
 
 
 def test_keys_from_lines_grade_go_back_and_skip(project):
-    res = run_grade(project, "--grader", "ana", input="c\nw\nb\nx\nn\nnames 7443\nc\ns\nq\n")
+    res = run_grade(project, "--grader", "ana", "--order", "listed", input="c\nw\nb\nx\nn\nnames 7443\nc\ns\nq\n")
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert "Which port does the ledger listen on?" in out and "Port 7443, by default." in out
@@ -111,7 +111,7 @@ def test_in_a_real_terminal_it_grades_goes_back_and_resumes(project):
             time.sleep(0.05)
 
     def start(name: str) -> None:
-        cmd = shlex.join([*GRADE, "--grader", "tess"]) + "; echo rag-grade exited $?; sleep 120"
+        cmd = shlex.join([*GRADE, "--grader", "tess", "--order", "listed"]) + "; echo rag-grade exited $?; sleep 120"
         tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "40", "-c", str(project), cmd)
 
     def key(k: str) -> None:

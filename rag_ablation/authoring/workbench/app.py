@@ -31,6 +31,7 @@ API (POST, a JSON object in, JSON out; a refusal is 4xx with ``problems``, a lis
     /api/audit/configs|next|accept|reject        (configs: those that ran; next: {"config": NAME})
     /api/queries/load|next|check|save|skip
     /api/drafts/next|check|save
+    /api/grade/next|save|skip|back|summary       (save: {config, id, answer_sha256, verdict, note})
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ import threading
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -58,8 +59,8 @@ from rag_ablation.authoring.workbench import page
 from rag_ablation.authoring.workbench.checks import Verdict
 from rag_ablation.authoring.workbench.drafts import DraftMode
 from rag_ablation.authoring.workbench.pool import QueryMode, Search
-from rag_ablation.authoring.workbench.session import (MAX_TEXT_CHARS, AuditMode, Refused, Workbench, WriteMode,
-                                                      text_field)
+from rag_ablation.authoring.workbench.session import (MAX_TEXT_CHARS, AuditMode, Refused, Workbench,
+                                                      WorkbenchError, WriteMode, text_field)
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -237,6 +238,7 @@ DRAFT_FORM = {"passage": INDEX, "verdict": TEXT, "question": TEXT, "span": TEXT,
               "answer": TEXT, "id": TEXT}
 AUDIT_TARGET = {"config": TEXT, "id": TEXT, "chunk": TEXT}
 SPAN_FIELDS = {"candidate": INDEX, "span": TEXT, "span_start": OFFSET}
+GRADE_TARGET = {"config": TEXT, "id": TEXT, "answer_sha256": TEXT}
 
 FIELDS: dict[str, dict[str, str]] = {
     "write/next": {"track": TEXT}, "write/check": WRITE_FORM, "write/save": WRITE_FORM,
@@ -247,6 +249,8 @@ FIELDS: dict[str, dict[str, str]] = {
     "queries/skip": {"query": INDEX},
     "drafts/next": {}, "drafts/check": DRAFT_FORM, "drafts/save": DRAFT_FORM,
     "questions/saved": {}, "questions/undo": {"id": TEXT},
+    "grade/next": {}, "grade/save": {**GRADE_TARGET, "verdict": TEXT, "note": TEXT}, "grade/skip": GRADE_TARGET,
+    "grade/back": {}, "grade/summary": {},
 }
 """Each endpoint (its path after ``/api/``): its fields and their kinds. Every other field is
 refused, as is a missing one (``OPTIONAL`` aside)."""
@@ -302,6 +306,27 @@ def field_problems(payload: Mapping[str, Any], spec: Mapping[str, str], *, where
 Handler = Callable[[dict[str, Any]], Any]
 
 
+class Grading(Protocol):
+    """The Grade answers mode (``rag_ablation.authoring.grade_page.GradeMode``, made by
+    ``rag-ablation label``: it drives the terminal grader's session, a layer above this one)."""
+
+    def next(self) -> Any: ...
+    def save(self, payload: Mapping[str, Any]) -> Any: ...
+    def skip(self, payload: Mapping[str, Any]) -> Any: ...
+    def back(self) -> Any: ...
+    def summary(self) -> Any: ...
+
+
+class GradingOff:
+    """The grade mode of an app made without one: every request is refused with a message."""
+
+    def _off(self, *payload: Any) -> Any:
+        raise WorkbenchError("grading is off in this workbench (its start said why): start `rag-ablation label` "
+                             "from the project's root, with --grades FILE for a data set without its own")
+
+    next = save = skip = back = summary = _off
+
+
 def _result(value: Any) -> Any:
     if isinstance(value, Verdict):
         return value.to_json()
@@ -315,12 +340,15 @@ async def not_found(request: Request, exc: Exception) -> Response:
 
 
 def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str, Search] | None = None,
-               llm: Backend | None = None, llm_cache: Path | None = None) -> Starlette:
+               llm: Backend | None = None, llm_cache: Path | None = None,
+               grading: Grading | None = None) -> Starlette:
     """The app over ``bench``, answering only to ``hosts`` (``own_hosts``). ``searchers`` (tests)
     replaces the live searches of the label-queries mode; ``llm`` and ``llm_cache`` (tests) the
-    drafts mode's model and prompt cache."""
+    drafts mode's model and prompt cache; ``grading`` the Grade answers mode (None: its requests
+    are refused with a message)."""
     write, audit, queries = WriteMode(bench), AuditMode(bench), QueryMode(bench, searchers)
     drafts = DraftMode(bench, llm, cache=llm_cache)
+    grade: Grading = grading if grading is not None else GradingOff()
     lock = threading.Lock()  # one change at a time: validation and append stay together
     limit = bench.params.workbench.max_body_bytes
 
@@ -364,6 +392,8 @@ def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str
         "queries/save": queries.save, "queries/skip": queries.skip,
         "drafts/next": lambda p: drafts.next(), "drafts/check": drafts.check, "drafts/save": drafts.save,
         "questions/saved": lambda p: bench.saved_list(), "questions/undo": write.undo,
+        "grade/next": lambda p: grade.next(), "grade/save": grade.save, "grade/skip": grade.skip,
+        "grade/back": lambda p: grade.back(), "grade/summary": lambda p: grade.summary(),
     }
     assert handlers.keys() == FIELDS.keys()
     routes = [

@@ -7,7 +7,8 @@ The script inserts every text from the corpus, the questions and the server with
 ``textContent`` (never ``innerHTML``), so a passage holding ``<script>`` is shown as text; a
 span kept marked in its passage is a ``<mark>`` element holding text, between text nodes. The
 label-queries view names no retrieval config anywhere (its pool is config-blind). The drafts
-view shows the model's draft beside its passage and saves a verdict per draft.
+view shows the model's draft beside its passage and saves a verdict per draft. The grade view
+has a script of its own, ``grade.js``, loaded after ``app.js`` and using its helpers.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ FILES: dict[str, tuple[str, str]] = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
+    "/grade.js": ("grade.js", "text/javascript; charset=utf-8"),
 }
 """Each URL path of the page: (its file in ``STATIC``, the media type it is served with)."""
 

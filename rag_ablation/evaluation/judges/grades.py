@@ -18,6 +18,20 @@ of the answer's UTF-8 text, and a grade whose hash differs from the current answ
 config may hold grades for several answer texts (another answer model's, an earlier prompt's), and
 each is used again whenever its text is the current answer, so switching ``llm.model`` back and
 forth keeps every model's grades.
+
+A grade given in active order (``rag-ablation grade --order active``, the workbench's grade
+mode) also carries ``sampling``, an object of numbers (``SAMPLING_FIELDS``) from which its term
+of the weighted accuracy estimate is computed (``rag_ablation.evaluation.judges.active``)::
+
+    "sampling": {"draw": 3, "known_correct": 41, "known_graded": 60, "population": 160,
+                 "probability": 0.0093, "rest": 100, "rest_score": 31.2, "score": 0.42, "seed": 0}
+
+``draw`` is its 1-based place in the seeded order (``seed``), ``probability`` the chance it was
+drawn with, ``score`` its judge score, ``rest`` and ``rest_score`` how many answers of the
+``population`` were still ungraded before the draw and the sum of their scores, and
+``known_graded`` and ``known_correct`` how many of the others had a grade, and a correct one,
+when it was saved. A line without ``sampling`` (every grade given in another order, and every
+file written before it existed) reads as before, and is written back without it.
 """
 from __future__ import annotations
 
@@ -32,6 +46,27 @@ from rag_ablation.core.io import numbered_json_lines, string_record_problems, wr
 
 FIELDS = ("answer_sha256", "config", "grader", "id", "note", "verdict")
 VERDICTS = ("correct", "incorrect")
+SAMPLING = "sampling"
+"""The optional field of a grade given in active order (module docstring)."""
+SAMPLING_FIELDS = ("draw", "known_correct", "known_graded", "population", "probability", "rest", "rest_score",
+                   "score", "seed")
+COUNT_FIELDS = ("draw", "known_correct", "known_graded", "population", "rest", "seed")
+"""The fields of ``sampling`` that are whole numbers (the others are real numbers)."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How an answer graded in active order was drawn (module docstring)."""
+
+    draw: int
+    known_correct: int
+    known_graded: int
+    population: int
+    probability: float
+    rest: int
+    rest_score: float
+    score: float
+    seed: int
 
 
 def answer_sha256(text: str) -> str:
@@ -47,6 +82,7 @@ class Grade:
     id: str
     note: str
     verdict: str
+    sampling: Sampling | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -62,10 +98,31 @@ class Grade:
         return self.verdict == "correct"
 
 
+def sampling_problems(value: Any) -> list[str]:
+    """Why ``value`` is not a ``sampling`` object: exactly ``SAMPLING_FIELDS``, each a number
+    (a whole one for ``COUNT_FIELDS``), ``probability`` in (0, 1], ``score`` in [0, 1]."""
+    if not isinstance(value, dict):
+        return [f"field 'sampling' must be an object with {', '.join(SAMPLING_FIELDS)}"]
+    out = [f"field 'sampling' lacks {f!r}" for f in SAMPLING_FIELDS if f not in value]
+    out += [f"field 'sampling' has unknown field {f!r}" for f in sorted(set(value) - set(SAMPLING_FIELDS))]
+    for f in (f for f in SAMPLING_FIELDS if f in value):
+        v = value[f]
+        if isinstance(v, bool) or not isinstance(v, int if f in COUNT_FIELDS else (int, float)):
+            out.append(f"sampling.{f} must be a {'whole number' if f in COUNT_FIELDS else 'number'}, found {v!r}")
+    if not out and not 0 < value["probability"] <= 1:
+        out.append(f"sampling.probability must be in (0, 1], found {value['probability']!r}")
+    if not out and not 0 <= value["score"] <= 1:
+        out.append(f"sampling.score must be from 0 to 1, found {value['score']!r}")
+    return out
+
+
 def _problems(obj: Any) -> list[str]:
-    out = string_record_problems(obj, FIELDS)
+    has_sampling = isinstance(obj, dict) and SAMPLING in obj
+    out = string_record_problems({k: v for k, v in obj.items() if k != SAMPLING} if has_sampling else obj, FIELDS)
     if out:
         return out
+    if has_sampling:
+        out += sampling_problems(obj[SAMPLING])
     for f in ("answer_sha256", "config", "grader", "id"):
         if not obj[f].strip():
             out.append(f"field {f!r} is empty")
@@ -102,7 +159,8 @@ def load_grades(path: Path) -> list[Grade]:
         if problems:
             errors.extend(f"line {number}: {p}" for p in problems)
         else:
-            grades.append(Grade(**{f: obj[f] for f in FIELDS}))
+            sampling = Sampling(**obj[SAMPLING]) if SAMPLING in obj else None
+            grades.append(Grade(**{f: obj[f] for f in FIELDS}, sampling=sampling))
     if errors:
         raise InvalidData(
             f"{path}: {len(errors)} bad grade line(s):\n  " + "\n  ".join(errors)
@@ -112,9 +170,10 @@ def load_grades(path: Path) -> list[Grade]:
 
 
 def write_grades(path: Path, grades: Iterable[Grade]) -> None:
-    """Write ``grades`` atomically, one sorted-key JSON object per line, sorted by config, id, hash."""
+    """Write ``grades`` atomically, one sorted-key JSON object per line, sorted by config, id, hash;
+    ``sampling`` only on the grades that have one."""
     rows = sorted(grades, key=lambda g: g.slot)
-    write_jsonl(path, (asdict(g) for g in rows))
+    write_jsonl(path, ({k: v for k, v in asdict(g).items() if k != SAMPLING or v is not None} for g in rows))
 
 
 @dataclass(frozen=True)

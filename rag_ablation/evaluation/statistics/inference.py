@@ -523,12 +523,19 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Inte
     if successes > n:
         raise ValueError(f"successes ({successes}) exceeds n ({n}); expected 0 <= successes <= n")
     confidence = check_open_unit(confidence, "confidence")
-    z = float(ndtri(0.5 + confidence / 2))
     p = successes / n
+    low, high = wilson_bounds(p, n, confidence=confidence)
+    return Interval(p, low, high, n, "wilson")
+
+
+def wilson_bounds(p: float, n: float, *, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson bounds of ``wilson_interval`` for a proportion ``p`` at a sample size ``n``
+    that may be fractional (an effective size), clipped to [0, 1]; ``n`` must be positive."""
+    z = float(ndtri(0.5 + check_open_unit(confidence, "confidence") / 2))
     denominator = 2 * (n + z * z)
     center = (2 * n * p + z * z) / denominator
     half = z * math.sqrt(z * z + 4 * n * p * (1 - p)) / denominator
-    return Interval(p, max(0.0, center - half), min(1.0, center + half), n, "wilson")
+    return max(0.0, center - half), min(1.0, center + half)
 
 
 def paired_counts(base: npt.ArrayLike, new: npt.ArrayLike) -> PairedCounts:

@@ -29,6 +29,7 @@ def client(bench):
     ("/", "index.html", "text/html; charset=utf-8"),
     ("/app.js", "app.js", "text/javascript; charset=utf-8"),
     ("/app.css", "app.css", "text/css; charset=utf-8"),
+    ("/grade.js", "grade.js", "text/javascript; charset=utf-8"),
 ])
 def test_each_url_of_the_page_serves_its_static_file_unchanged(client, path, name, media_type):
     r = client.get(path)
@@ -39,7 +40,7 @@ def test_each_url_of_the_page_serves_its_static_file_unchanged(client, path, nam
 
 def test_the_page_loads_its_script_and_style_from_the_app_and_holds_neither_inline():
     html = (page.STATIC / "index.html").read_text(encoding="utf-8")
-    assert re.findall(r"<script\b[^>]*>", html) == ['<script src="/app.js">']
+    assert re.findall(r"<script\b[^>]*>", html) == ['<script src="/app.js">', '<script src="/grade.js">']
     assert re.findall(r"<link\b[^>]*>", html) == ['<link rel="stylesheet" href="/app.css">']
     assert "<style" not in html and not re.search(r"<[^>]*\sstyle=", html), "no inline style (the CSP forbids it)"
     assert not re.search(r"<[^>]*\son[a-z]+=", html), "no inline event handlers (the CSP forbids them)"

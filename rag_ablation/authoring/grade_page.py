@@ -1,0 +1,153 @@
+"""The workbench's "Grade answers" mode: hand-grading generated answers in the browser, exactly as
+``rag-ablation grade`` does in the terminal (``rag_ablation.authoring.grader``), whose session
+this mode drives:
+
+- the same answers (every ``ok`` answers file, minus those with a grade for their current text)
+  in the same order (``rag_ablation.authoring.grade_order``: ``--order``, ``--seed``; active
+  order records each grade's ``sampling``);
+- the same keys on the page: ``c`` correct, ``w`` wrong, ``s`` skip, ``b`` back, ``n`` note
+  (then ``c`` or ``w``), ``p`` passages whole or cut, ``?`` help;
+- the same screen: the question, its reference, the answer, and the passages the model saw;
+- the same grades file, rewritten whole and atomically on every grade (``grader.Session``:
+  ``write_grades``, temp file and rename), read again before each write. A server killed
+  mid-save leaves the old file or the new one, never a part; the temporary file it left is
+  removed when the mode next starts (``store.remove_stale_temps``).
+
+A grade or skip names the answer it is for (``config``, ``id``, ``answer_sha256``); one that is
+not the answer shown now (a second tab, a page left open across a restart) is refused with 422,
+so a grade never lands on another answer. The inputs are read on the mode's first request, so
+the other modes work without answers; a missing input is a 422 saying what to run.
+
+It lives beside the terminal grader rather than in ``workbench/`` (a lower layer, which may not
+import the grader): ``rag-ablation label`` makes it and hands it to
+``rag_ablation.authoring.workbench.app.create_app`` (``grading``), which routes
+``/api/grade/*`` to it.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_ablation.authoring.grade_order import ACTIVE, describe, estimate, read_scores
+from rag_ablation.authoring.grader import (Answers, Session, load_answers, plan_grading, read_grades, read_passages,
+                                           read_questions, summary)
+from rag_ablation.authoring.workbench.session import Refused, text_field
+from rag_ablation.authoring.workbench.store import remove_stale_temps
+from rag_ablation.data.questions import Question
+from rag_ablation.evaluation.judges.grades import VERDICTS
+
+CUT_CHARS = 400
+"""How many characters of a passage the page shows while passages are cut (``p`` shows them whole)."""
+HELP = ("c correct: the answer gives the reference's essential information (or declines an unanswerable "
+        "question); w wrong; s skip (shown again next time); b back; n note (then c or w); p passages whole/cut")
+
+
+@dataclass(frozen=True)
+class GradeSource:
+    """What the mode reads and writes (``rag-ablation label``'s options)."""
+
+    answers: Path
+    questions: Path
+    runs: Path
+    grades: Path
+    grader: str
+    order: str
+    seed: int
+    score_dir: Path
+    score_judge: str
+
+
+class GradeMode:
+    """One grading session of the workbench (module docstring)."""
+
+    def __init__(self, source: GradeSource) -> None:
+        self.source = source
+        self._session: Session | None = None
+        self.found = Answers(items=[])
+        self.questions: dict[str, Question] = {}
+        self.passages: dict[str, dict[str, str]] = {}
+        self.removed_temps: list[Path] = []
+
+    def session(self) -> Session:
+        """The session, read on first use (module docstring)."""
+        if self._session is not None:
+            return self._session
+        src = self.source
+        self.removed_temps = remove_stale_temps(src.grades)
+        self.found = load_answers(src.answers)
+        given = read_grades(src.grades)
+        scores = read_scores(src.score_dir, src.score_judge) if src.order == ACTIVE else None
+        items, plan = plan_grading(self.found.items, given, seed=src.seed, order=src.order, scores=scores)
+        self.questions = read_questions(src.questions, items) if items else {}
+        self.passages = read_passages(src.runs, items) if items else {}
+        self._session = Session(items, src.grades, src.grader, given, plan)
+        return self._session
+
+    def view(self) -> dict[str, Any]:
+        """What the page shows: progress, the current answer (None at the end of the list) and,
+        in active order, the weighted estimate so far."""
+        s = self.session()
+        out: dict[str, Any] = {"position": s.pos + 1, "total": len(s.items), "graded": s.done(),
+                               "order": self.source.order, "help": HELP, "cut": CUT_CHARS, "answer": None,
+                               "unavailable": sorted(self.found.unavailable.values())}
+        if s.plan is not None and s.plan.order == ACTIVE:
+            out["estimate"] = describe(estimate(s.grades.values(), s.plan.population, seed=s.plan.seed))
+        item = s.current
+        if item is None:
+            return out
+        q = self.questions.get(item.id)
+        old, stale = s.previous_grade(item)
+        texts = self.passages.get(item.config, {})
+        out["answer"] = {
+            "config": item.config, "id": item.id, "slice": item.slice, "answerable": item.answerable,
+            "answer": item.answer, "answer_sha256": item.sha256,
+            "question": q.question if q else None, "reference": q.answer if q else None,
+            "passages": [{"id": c, "text": texts.get(c)} for c in item.passages],
+            "previous": None if old is None else {"verdict": old.verdict, "grader": old.grader, "note": old.note,
+                                                  "stale": stale, "this_session": item.key in s.graded},
+        }
+        return out
+
+    def _target(self, payload: Mapping[str, Any]) -> None:
+        """Refuses a request naming another answer than the one shown now."""
+        item = self.session().current
+        named = (text_field(payload, "config"), text_field(payload, "id"), text_field(payload, "answer_sha256"))
+        if item is None or named != (item.config, item.id, item.sha256):
+            now = "the end of the list" if item is None else f"config {item.config} question {item.id}"
+            raise Refused([f"this page names config {named[0]} question {named[1]}, but the answer to grade now is "
+                           f"{now} (another tab or a restart moved on): reload the page"])
+
+    def next(self) -> dict[str, Any]:
+        return self.view()
+
+    def save(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Grade the answer shown (``verdict`` correct or incorrect, ``note`` kept with it) and
+        write the grades file; the view of the next answer, and what was saved."""
+        verdict = text_field(payload, "verdict")
+        if verdict not in VERDICTS:
+            raise Refused([f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}"])
+        self._target(payload)
+        s = self.session()
+        note = text_field(payload, "note")
+        if note:
+            s.note(note)
+        g = s.grade(verdict)
+        return {**self.view(), "saved": {"config": g.config, "id": g.id, "verdict": g.verdict, "note": g.note}}
+
+    def skip(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        self._target(payload)
+        self.session().skip()
+        return self.view()
+
+    def back(self) -> dict[str, Any]:
+        s = self.session()
+        if not s.back():
+            raise Refused(["this is the first answer: nothing to go back to"])
+        return self.view()
+
+    def summary(self) -> dict[str, Any]:
+        """The terminal grader's summary lines (graded this session, grades matching, stale)."""
+        s = self.session()
+        return {"lines": summary(s, self.found, self.source.grades, s.plan)}

@@ -1,0 +1,132 @@
+"use strict";
+/* global $, el, api, show, loaders */
+// The "Grade answers" view (rag_ablation/authoring/workbench/grading.py): the terminal grader's
+// keys and screen in the page. Loaded after app.js, whose helpers ($, el, api, show, loaders) it
+// uses. Every text is inserted with textContent (el), never as HTML.
+
+const G = {a: null, whole: false, cut: 400, help: "", busy: false};
+
+function gradeTarget() {
+  return {config: G.a.config, id: G.a.id, answer_sha256: G.a.answer_sha256};
+}
+
+function gradePassage(p) {
+  const li = el("li");
+  li.append(el("p", p.id, "meta"));
+  const text = p.text === null ? "(text not in the run file)" :
+    (G.whole || p.text.length <= G.cut ? p.text : p.text.slice(0, G.cut) + " ...");
+  li.append(el("div", text, "passage"));
+  return li;
+}
+
+function gradeShow(data) {
+  G.a = data.answer;
+  G.cut = data.cut;
+  G.help = data.help;
+  $("g-estimate").textContent = data.estimate || "";
+  $("g-note").value = "";
+  const order = "order " + data.order;
+  if (!G.a) {
+    $("g-progress").textContent = "End of the list: " + data.total + " answer(s), " + data.graded + " graded (" +
+      order + "). b goes back to the last answer.";
+    ["g-where", "g-previous", "g-question", "g-reference", "g-answer"].forEach((id) => { $(id).textContent = ""; });
+    $("g-passages").replaceChildren();
+    return;
+  }
+  const a = G.a;
+  $("g-progress").textContent = "[" + data.position + "/" + data.total + "]  graded " + data.graded + "/" +
+    data.total + " (" + order + ")";
+  $("g-where").textContent = "config " + a.config + ", question " + a.id + ", slice " + a.slice +
+    (a.answerable ? "" : " (unanswerable: the correct answer declines)");
+  const p = a.previous;
+  $("g-previous").textContent = !p ? "" : (p.stale ? "STALE grade: " + p.verdict + " by " + p.grader +
+    ", given for an older answer text; grade it again" : "graded" + (p.this_session ? " this session" : "") + ": " +
+    p.verdict + " by " + p.grader + (p.note ? " (note: " + p.note + ")" : "") + "; c or w changes it");
+  $("g-question").textContent = a.question === null ? "(not in the question file)" : a.question;
+  $("g-reference").textContent = a.reference === null ? "(not in the question file)" : a.reference;
+  $("g-answer").textContent = a.answer;
+  $("g-whole").textContent = G.whole ? "Passages cut (p)" : "Passages whole (p)";
+  $("g-passages").replaceChildren(...a.passages.map(gradePassage));
+}
+
+// One request at a time: a key pressed while a save is on its way is ignored, so a quick
+// double press never sends a second grade for an answer already graded.
+async function gradeCall(path, body) {
+  if (G.busy) return null;
+  G.busy = true;
+  try {
+    const {ok, data} = await api(path, body);
+    if (!ok) { show($("g-messages"), data.problems, "problem"); return null; }
+    gradeShow(data);
+    return data;
+  } finally {
+    G.busy = false;
+  }
+}
+
+async function gradeNext() {
+  if (await gradeCall("/api/grade/next")) $("g-messages").replaceChildren();
+}
+
+async function gradeVerdict(verdict) {
+  if (!G.a) { show($("g-messages"), ["nothing to grade here: b goes back to the last answer"], "problem"); return; }
+  const data = await gradeCall("/api/grade/save", {...gradeTarget(), verdict: verdict, note: $("g-note").value});
+  if (data) {
+    const s = data.saved;
+    show($("g-messages"), [s.config + " " + s.id + ": " + s.verdict + (s.note ? " (note: " + s.note + ")" : "") +
+      ", saved"], "saved");
+  }
+}
+
+async function gradeSkip() {
+  if (!G.a) return;
+  const skipped = G.a;
+  if (await gradeCall("/api/grade/skip", gradeTarget())) {
+    show($("g-messages"), [skipped.config + " " + skipped.id + ": skipped (no grade)"], "saved");
+  }
+}
+
+async function gradeBack() {
+  if (await gradeCall("/api/grade/back")) $("g-messages").replaceChildren();
+}
+
+function gradeToggle() {
+  G.whole = !G.whole;
+  if (G.a) {
+    $("g-passages").replaceChildren(...G.a.passages.map(gradePassage));
+    $("g-whole").textContent = G.whole ? "Passages cut (p)" : "Passages whole (p)";
+  }
+}
+
+async function gradeSummary() {
+  const {ok, data} = await api("/api/grade/summary");
+  show($("g-messages"), ok ? data.lines : data.problems, ok ? "fact" : "problem");
+}
+
+$("g-correct").addEventListener("click", () => gradeVerdict("correct"));
+$("g-wrong").addEventListener("click", () => gradeVerdict("incorrect"));
+$("g-skip").addEventListener("click", gradeSkip);
+$("g-back").addEventListener("click", gradeBack);
+$("g-whole").addEventListener("click", gradeToggle);
+$("g-summary").addEventListener("click", gradeSummary);
+
+const GRADE_KEYS = {
+  c: () => gradeVerdict("correct"), w: () => gradeVerdict("incorrect"), s: gradeSkip, b: gradeBack,
+  p: gradeToggle, n: () => $("g-note").focus(), "?": () => show($("g-messages"), [G.help], "fact"),
+};
+
+document.addEventListener("keydown", (e) => {
+  if ($("grade").hidden || e.ctrlKey || e.altKey || e.metaKey) return;
+  if (e.target.matches && e.target.matches("input, textarea, select")) {
+    if (e.key === "Enter" && e.target.id === "g-note") { e.preventDefault(); e.target.blur(); }
+    return;  // typing a note: keys are text
+  }
+  const act = GRADE_KEYS[e.key];
+  if (act) { e.preventDefault(); act(); return; }
+  if (e.key.length === 1) {
+    show($("g-messages"), ["unknown key " + e.key + ": c correct, w wrong, s skip, b back, n note, p passages, ? help"],
+      "problem");
+  }
+});
+
+loaders.grade = gradeNext;

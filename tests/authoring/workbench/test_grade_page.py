@@ -1,0 +1,141 @@
+"""The workbench's "Grade answers" mode through its JSON API (rag_ablation.authoring.grade_page):
+the screen's content, grades written whole, the order, and refusals. Fixtures: the tiny workbench
+project with the answers of tests/grade_answers.py (2 configs x 4 questions) built beside it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from grade_answers import ANSWERS, PASSAGES, QUESTIONS, grade_of, make_project
+from starlette.testclient import TestClient
+
+from rag_ablation.authoring.workbench.app import create_app, own_hosts
+from rag_ablation.authoring.grade_page import GradeMode, GradeSource
+from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, write_grades
+
+PORT = 8765
+BASE = f"http://127.0.0.1:{PORT}"
+PAGE = {"Origin": BASE, "X-Workbench": "1"}
+GRADES = Path("data/labels/grades.jsonl")
+
+
+def source(order: str = "listed", **kw) -> GradeSource:
+    return GradeSource(**{"answers": Path("data/build/answers"), "questions": Path("data/build/questions.jsonl"),
+                          "runs": Path("data/build/runs"), "grades": GRADES, "grader": "tess", "order": order,
+                          "seed": 0, "score_dir": Path("metrics/scores"), "score_judge": "token_f1", **kw})
+
+
+@pytest.fixture
+def built(bench, tmp_path):
+    make_project(tmp_path)
+    return bench
+
+
+def client_of(bench, grading: GradeSource | None) -> TestClient:
+    mode = GradeMode(grading) if grading is not None else None
+    return TestClient(create_app(bench, hosts=own_hosts(PORT), grading=mode), base_url=BASE, headers=PAGE)
+
+
+def target(view: dict) -> dict:
+    a = view["answer"]
+    return {"config": a["config"], "id": a["id"], "answer_sha256": a["answer_sha256"]}
+
+
+def test_the_screen_shows_question_reference_answer_and_the_passages_seen(built):
+    c = client_of(built, source())
+    view = c.post("/api/grade/next", json={}).json()
+    a = view["answer"]
+    q1 = next(q for q in QUESTIONS if q["id"] == "q1")
+    assert (view["position"], view["total"], view["graded"], view["order"]) == (1, 8, 0, "listed")
+    assert (a["config"], a["id"], a["answer"], a["answer_sha256"]) == ("dense", "q1", ANSWERS["dense"]["q1"],
+                                                                      answer_sha256(ANSWERS["dense"]["q1"]))
+    assert (a["question"], a["reference"]) == (q1["question"], q1["answer"])
+    assert a["passages"] == [{"id": "t/a.md#0", "text": PASSAGES["t/a.md#0"]}, {"id": "t/b.md#0", "text": PASSAGES["t/b.md#0"]}]
+    assert view["unavailable"] and "hyde" in view["unavailable"][0]
+
+
+def test_grades_are_written_whole_with_notes_back_replaces_and_skip_writes_nothing(built):
+    c = client_of(built, source())
+    view = c.post("/api/grade/next", json={}).json()
+    r = c.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": "names the port"})
+    assert r.status_code == 200 and r.json()["saved"] == {"config": "dense", "id": "q1", "verdict": "correct",
+                                                          "note": "names the port"}
+    view = r.json()
+    assert view["answer"]["id"] == "q2" and view["graded"] == 1
+    assert load_grades(GRADES) == [grade_of("dense", "q1", "correct", grader="tess", note="names the port")]
+    view = c.post("/api/grade/skip", json=target(view)).json()
+    assert view["answer"]["id"] == "q3" and len(load_grades(GRADES)) == 1
+    view = c.post("/api/grade/back", json={}).json()
+    view = c.post("/api/grade/back", json={}).json()
+    assert view["answer"]["id"] == "q1" and view["answer"]["previous"]["verdict"] == "correct"
+    c.post("/api/grade/save", json={**target(view), "verdict": "incorrect", "note": ""})
+    assert load_grades(GRADES) == [grade_of("dense", "q1", "incorrect", grader="tess", note="names the port")]
+    lines = c.post("/api/grade/summary", json={}).json()["lines"]
+    assert any("graded this session: 1 (0 correct, 1 incorrect), skipped 1" in x for x in lines)
+
+
+def test_a_rerun_resumes_and_keeps_other_grades(built):
+    write_grades(GRADES, [grade_of("dense", "q1", "correct"), grade_of("hybrid", "q9", "correct", answer="gone")])
+    view = client_of(built, source()).post("/api/grade/next", json={}).json()
+    assert view["answer"]["id"] == "q2" and view["total"] == 7
+    client_of(built, source()).post("/api/grade/save", json={**target(view), "verdict": "correct", "note": ""})
+    assert {g.id for g in load_grades(GRADES)} == {"q1", "q2", "q9"}
+
+
+def test_active_order_records_sampling_and_shows_the_estimate(built, tmp_path):
+    scores = tmp_path / "metrics/scores"
+    scores.mkdir(parents=True)
+    (scores / "answers.csv").write_text("config,id,token_f1\n" + "".join(
+        f"{cfg},{q},0.{i}\n" for i, (cfg, q) in enumerate((c, q) for c in ANSWERS for q in ANSWERS[c])))
+    c = client_of(built, source("active", seed=3))
+    view = c.post("/api/grade/next", json={}).json()
+    assert "no grade in active order" in view["estimate"]
+    view = c.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": ""}).json()
+    (g,) = load_grades(GRADES)
+    assert g.sampling is not None and (g.sampling.draw, g.sampling.seed, g.sampling.population) == (1, 3, 8)
+    assert "from the first 1 draw(s)" in view["estimate"]
+
+
+@pytest.mark.bad_input
+def test_a_grade_for_another_answer_than_the_one_shown_is_refused_and_nothing_is_written(built):
+    c = client_of(built, source())
+    view = c.post("/api/grade/next", json={}).json()
+    r = c.post("/api/grade/save", json={**target(view), "id": "q2", "verdict": "correct", "note": ""})
+    assert r.status_code == 422 and "reload the page" in r.json()["problems"][0]
+    r = c.post("/api/grade/save", json={**target(view), "answer_sha256": "0" * 64, "verdict": "correct", "note": ""})
+    assert r.status_code == 422
+    assert not GRADES.exists()
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("body,message", [
+    ({"verdict": "maybe", "note": ""}, "verdict 'maybe' is not one of correct, incorrect"),
+    ({"verdict": "correct"}, "missing field 'note'"),
+    ({"verdict": "correct", "note": "", "extra": 1}, "unknown field 'extra'"),
+    ({"verdict": 1, "note": ""}, "field 'verdict' must be a string"),
+])
+def test_bad_grade_requests_are_refused_naming_the_field(built, body, message):
+    c = client_of(built, source())
+    view = c.post("/api/grade/next", json={}).json()
+    r = c.post("/api/grade/save", json={**target(view), **body})
+    assert r.status_code == 422 and any(message in p for p in r.json()["problems"])
+    assert not GRADES.exists()
+
+
+@pytest.mark.bad_input
+def test_without_answers_or_a_source_the_mode_says_what_to_do(bench):
+    r = client_of(bench, source()).post("/api/grade/next", json={})
+    assert r.status_code == 422 and "no answers folder" in r.json()["problems"][0]
+    r = client_of(bench, None).post("/api/grade/next", json={})
+    assert r.status_code == 422 and "grading is off" in r.json()["problems"][0]
+
+
+@pytest.mark.bad_input
+def test_another_sites_request_cannot_grade(built):
+    c = TestClient(create_app(built, hosts=own_hosts(PORT), grading=GradeMode(source())), base_url=BASE)
+    body = {"config": "dense", "id": "q1", "answer_sha256": answer_sha256(ANSWERS["dense"]["q1"]),
+            "verdict": "correct", "note": ""}
+    assert c.post("/api/grade/save", json=body, headers={"Origin": "http://evil.example"}).status_code == 403
+    assert c.post("/api/grade/save", json=body, headers={"Origin": BASE}).status_code == 403  # no X-Workbench
+    assert c.get("/api/grade/next", headers=PAGE).status_code in (403, 404, 405)
+    assert not GRADES.exists()

@@ -1,0 +1,125 @@
+"""The workbench's "Grade answers" mode in headless Chromium, as a person uses it: the terminal
+grader's keys (n note, c, w, b back, p passages), the question, reference, answer and passages on
+the page, an answer holding markup shown as text, and `rag-ablation label` killed with SIGKILL
+while it rewrites the grades file: the file stays whole, and a restart resumes.
+
+`rag-ablation label` runs as a user runs it, in the tiny workbench project
+(tests/authoring/workbench/tiny_project.py) with the answers of tests/grade_answers.py built
+beside it. Debian's chromium (``/usr/bin/chromium``) is driven by Playwright; no browser is
+downloaded. Helpers: tests/commands/test_label_browser.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from grade_answers import ANSWERS, QUESTIONS, make_project
+
+from commands.test_label_browser import CHROMIUM, _tiny, chromium_page, shows
+from rag_ablation.evaluation.judges.grades import Grade, load_grades, write_grades
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"no chromium at {CHROMIUM} (apt-get install chromium)"),
+]
+
+GRADES = Path("data/labels/grades.jsonl")
+MARKUP = "<b>Use</b> --force.<script>document.title = 'owned'</script>"
+OLD = 60_000
+"""Grades of answers that are no longer current, so that each save rewrites a file of some
+megabytes and a kill can land inside it."""
+
+
+def start_label(cwd: Path) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "rag_ablation.commands.main", "label", "--order", "listed",
+                             "--grader", "tess"], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    m = re.search(r"http://127\.0\.0\.1:\d+", line)
+    assert m, (line, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+    return proc, m.group(0)
+
+
+def temp_files(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir() if p.name.startswith(".grades.jsonl.") and p.name.endswith(".tmp")}
+
+
+def open_grade_view(page, base: str) -> None:
+    page.goto(base + "/")
+    page.click("nav .tab[data-view=grade]")
+    assert shows(page, "#g-progress", "graded")
+
+
+def test_grading_in_the_browser_and_a_kill_mid_save_leaves_the_grades_file_whole(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _tiny().make_project(tmp_path)
+    make_project(tmp_path)
+    dense = tmp_path / "data/build/answers/dense.json"
+    data = json.loads(dense.read_text())
+    data["answers"][2]["answer"] = MARKUP  # q3
+    dense.write_text(json.dumps(data))
+    old = [Grade(answer_sha256=f"{i:064x}", config="old", grader="ana", id=f"old-{i:05d}", note="an older model " * 6,
+                 verdict="correct") for i in range(OLD)]
+    write_grades(GRADES, old)
+    q1 = next(q for q in QUESTIONS if q["id"] == "q1")
+    proc, base = start_label(tmp_path)
+    try:
+        with chromium_page() as page:
+            open_grade_view(page, base)
+            assert shows(page, "#g-progress", "[1/8]")
+            assert shows(page, "#g-question", q1["question"]) and shows(page, "#g-reference", q1["answer"])
+            assert shows(page, "#g-answer", ANSWERS["dense"]["q1"])
+            assert shows(page, "#g-passages", "The ledger listens on port 7443 by default.")
+            page.keyboard.press("n")
+            page.keyboard.type("names the port")
+            page.keyboard.press("Enter")
+            page.keyboard.press("c")
+            assert shows(page, "#g-progress", "[2/8]") and shows(page, "#g-messages", "dense q1: correct (note: names")
+            page.keyboard.press("w")
+            assert shows(page, "#g-progress", "[3/8]")
+            assert page.text_content("#g-answer") == MARKUP, "markup in an answer is shown as text"
+            assert page.query_selector("#g-answer b") is None and page.title() != "owned"
+            page.keyboard.press("p")
+            assert shows(page, "#g-whole", "Passages cut (p)")
+            page.keyboard.press("b")
+            assert shows(page, "#g-progress", "[2/8]") and shows(page, "#g-previous", "incorrect by tess")
+            page.keyboard.press("c")  # the regrade replaces the grade
+            assert shows(page, "#g-progress", "[3/8]")
+            page.screenshot(path=str(tmp_path / "grade.png"), full_page=True)
+            graded = {(g.config, g.id): g for g in load_grades(GRADES) if g.config != "old"}
+            assert {k: (g.verdict, g.note) for k, g in graded.items()} == {
+                ("dense", "q1"): ("correct", "names the port"), ("dense", "q2"): ("correct", "")}
+            before = temp_files(GRADES.parent)
+            page.keyboard.press("w")  # dense q3, while the server rewrites the whole file:
+            deadline = time.monotonic() + 30
+            while not temp_files(GRADES.parent) - before:
+                assert time.monotonic() < deadline, "the save never started writing"
+                time.sleep(0.0005)
+            os.kill(proc.pid, signal.SIGKILL)  # mid-save: its temporary file is being written
+            proc.wait(timeout=10)
+    finally:
+        proc.kill()
+    text = GRADES.read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    after = load_grades(GRADES)  # every line whole: the old file, or the new one
+    ours = {(g.config, g.id) for g in after if g.config != "old"}
+    assert sum(g.config == "old" for g in after) == OLD
+    assert ours in ({("dense", "q1"), ("dense", "q2")}, {("dense", "q1"), ("dense", "q2"), ("dense", "q3")})
+    proc, base = start_label(tmp_path)
+    try:
+        with chromium_page() as page:
+            open_grade_view(page, base)
+            first = "q4" if ("dense", "q3") in ours else "q3"
+            assert shows(page, "#g-progress", f"[1/{8 - len(ours)}]")
+            assert shows(page, "#g-answer", ANSWERS["dense"]["q4"] if first == "q4" else MARKUP)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    assert {(g.config, g.id) for g in load_grades(GRADES) if g.config != "old"} == ours
