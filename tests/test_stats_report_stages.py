@@ -11,6 +11,8 @@ import pytest
 from score_rows import answer_row, config_rows, hits_to_ranks, write_answers, write_retrieval
 
 from conftest import FIXTURES, ROOT
+from rag_ablation.core.config import P_VALUE_DIGITS, P_VALUE_PREFIX, STAT_DECIMALS
+from rag_ablation.core.io import round_decimals, round_significant
 
 SLICES = ["identifier"] * 12 + ["paraphrase"] * 12
 HITS = {
@@ -91,6 +93,33 @@ def test_report_has_the_tables(project):
                     "## How many questions does it take?", "## Answers (judge-free proxy)", "## How to read this"):
         assert heading in text, heading
     assert "| `hybrid_rerank` | unavailable |" in text and "Holm p (family of 3)" in text
+
+
+def floats(obj, key=""):
+    """(key, value) of every float in a JSON value, with the nearest dict key."""
+    if isinstance(obj, dict):
+        return [kv for k, v in obj.items() for kv in floats(v, k)]
+    if isinstance(obj, list):
+        return [kv for v in obj for kv in floats(v, key)]
+    return [(key, obj)] if isinstance(obj, float) else []
+
+
+def test_the_stats_writer_rounds_every_float(project):
+    """metrics/stats.json and its plot data are committed: each number to STAT_DECIMALS decimals,
+    each p-value to P_VALUE_DIGITS significant digits, no -0.0, so another machine writes the
+    same bytes."""
+    files = [project / "metrics/stats.json", *sorted((project / "metrics/plots").glob("*.json"))]
+    for path in files:
+        text = path.read_text()
+        got = floats(json.loads(text))
+        assert got, path
+        for key, v in got:
+            want = (round_significant(v, P_VALUE_DIGITS) if key.startswith(P_VALUE_PREFIX)
+                    else round_decimals(v, STAT_DECIMALS))
+            assert v == want, (path.name, key, v)
+        assert "-0.0," not in text and "-0.0\n" not in text, path.name
+    assert any(k.startswith(P_VALUE_PREFIX) and 0 < v < 10 ** -STAT_DECIMALS
+               for k, v in floats(json.loads(files[0].read_text()))), "a p below 1e-4 keeps its digits"
 
 
 def test_a_rerun_writes_identical_bytes(project, tmp_path):

@@ -77,6 +77,27 @@ GRADE_ORDERS = ("active", "random")  # rag_ablation.evaluation.judges.active.ORD
 DEFAULT_GRADE_ORDER = "random"  # `rag-ablation grade --order`, the workbench's grade mode (docs/judging.md)
 ACTIVE_UNIFORM_SHARE = 0.5  # active order: the share of each draw's probability spread uniformly
 
+# How floats are written (docs/pipeline.md#numbers-in-the-output-files). The same inputs must give
+# the same bytes on every machine, so every output writer rounds: float noise (BLAS and torch
+# kernels that differ between CPUs, summation order) lives far below these digits.
+OUTPUT_DECIMALS = 6
+"""Decimal places of every float ``rag_ablation.core.io`` writes (JSON, JSON lines and the scores
+CSVs): 1e-16 noise becomes 0.0, and a number's text never depends on the machine."""
+P_VALUE_PREFIX = "p_"
+"""A float under a key starting with this (``p_sign``, ``p_holm``...) is a p-value: it keeps
+:data:`P_VALUE_DIGITS` significant digits instead of :data:`OUTPUT_DECIMALS` decimals, so a tiny p
+never becomes 0."""
+P_VALUE_DIGITS = 4
+"""Significant digits of a written p-value."""
+STAT_DECIMALS = 4
+"""Decimal places of the summary statistics (``metrics/stats.json``, the gate, the sweep and their
+plot data: ``rag_ablation.evaluation.statistics.comparison.rounded``): the report prints three."""
+SCORE_DIGITS = 3
+"""Significant digits of a retrieval score in the per-question scores (``top_score`` of
+``metrics/scores/retrieval.csv``). Dense scores come out of float32 kernels that differ between
+CPUs by about 1e-7 (measured: AVX-512 against AVX2, mean 1.2e-7, at most 4.8e-7); at six decimals
+one score in ten changed, at three significant digits about one in ten thousand does."""
+
 
 class ConfigError(UserError, ValueError):
     """params.yaml is missing, unparsable, or has a key that is unknown, missing or wrong."""

@@ -4,6 +4,13 @@ Every output is written to a temporary file beside its target and renamed into p
 crash never leaves a half-written output. JSON is written with sorted keys, two-space indent and
 a final newline, and holds no timestamps or run ids: the same inputs give the same bytes, which
 is what lets DVC stop early when a rerun changes nothing.
+
+Every float written through this module (``write_json``, ``write_jsonl`` and the scores CSVs of
+``rag_ablation.evaluation.scoring.scores``) is first rounded by :func:`rounded_floats`: to
+``OUTPUT_DECIMALS`` decimals, a p-value (a key starting with ``P_VALUE_PREFIX``) to
+``P_VALUE_DIGITS`` significant digits, ``-0.0`` written ``0.0`` (``rag_ablation.core.config``). So
+float noise from kernels that differ between CPUs (1e-16 in a PPI++ estimate) never reaches the
+bytes of a committed file, and a rerun on another machine leaves ``git status`` clean.
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
+from rag_ablation.core.config import OUTPUT_DECIMALS, P_VALUE_DIGITS, P_VALUE_PREFIX
 from rag_ablation.core.errors import InvalidData, MissingInput
 
 
@@ -71,8 +79,42 @@ def replaced_folder(folder: Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
+def round_decimals(x: float, decimals: int) -> float:
+    """``x`` rounded to ``decimals`` places: Python's ``round``, which rounds the exact binary
+    value half to even and is the same on every machine (``0.1 + 0.2`` gives ``0.3``). ``-0.0``
+    (and a negative number rounding to 0) becomes ``0.0``; NaN and infinities are unchanged."""
+    return round(float(x), decimals) + 0.0
+
+
+def round_significant(x: float, digits: int) -> float:
+    """``x`` to ``digits`` significant digits (``float(f"{x:.{digits}g}")``: ``3.14159e-09`` ->
+    ``3.142e-09`` for 4), so a tiny number keeps its digits instead of becoming 0. ``-0.0``
+    becomes ``0.0``; NaN and infinities are unchanged."""
+    return float(f"{float(x):.{digits}g}") + 0.0
+
+
+def rounded_floats(obj: Any, key: str | None = None) -> Any:
+    """``obj`` with every float in it (nested in dicts, lists and tuples; tuples become lists, as
+    JSON writes them) rounded as written: under a key starting with ``P_VALUE_PREFIX`` (the
+    nearest enclosing dict key) to ``P_VALUE_DIGITS`` significant digits
+    (:func:`round_significant`), else to ``OUTPUT_DECIMALS`` decimals (:func:`round_decimals`).
+    Ints, bools, strings and None are returned as they are. Rounding an already rounded value
+    changes nothing."""
+    if isinstance(obj, float):
+        if key is not None and key.startswith(P_VALUE_PREFIX):
+            return round_significant(obj, P_VALUE_DIGITS)
+        return round_decimals(obj, OUTPUT_DECIMALS)
+    if isinstance(obj, dict):
+        return {k: rounded_floats(v, k if isinstance(k, str) else key) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [rounded_floats(v, key) for v in obj]
+    return obj
+
+
 def dumps(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    """The text ``write_json`` writes: ``obj`` with its floats rounded (:func:`rounded_floats`),
+    keys sorted, two-space indent, a final newline."""
+    return json.dumps(rounded_floats(obj), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 def write_json(path: Path, obj: object) -> None:
@@ -80,7 +122,8 @@ def write_json(path: Path, obj: object) -> None:
 
 
 def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
-    write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
+    """One JSON object per line, keys sorted, floats rounded (:func:`rounded_floats`)."""
+    write_text(path, "".join(json.dumps(rounded_floats(r), sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
 
 
 def numbered_lines(path: Path, *, skip_blank: bool = True) -> Iterator[tuple[int, str]]:

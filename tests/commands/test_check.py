@@ -13,6 +13,7 @@ import pytest
 from gate_rows import GATED, committed, of, project, reverted_to_dense  # noqa: F401  (committed is a fixture)
 
 from rag_ablation.core.errors import UserError
+from rag_ablation.core.io import rounded_floats
 from rag_ablation.evaluation.gate.baseline import accepted_rows
 from rag_ablation.evaluation.gate.rules import EXIT_FAIL
 from rag_ablation.evaluation.scoring.scores import RETRIEVAL_FIELDS, read_scores, write_scores
@@ -57,7 +58,9 @@ def test_accept_round_trip(tmp_path, committed, check_here):
     d = project(tmp_path, committed)
     code, out = check_here(d, "--accept")
     assert code == 0 and "accepted: 172 rows of hybrid_heading written to metrics/gate_baseline.csv" in out
-    assert read_scores(d / "metrics/gate_baseline.csv") == of(committed, GATED) == accepted_rows(committed, [GATED])
+    # the baseline is written as every scores CSV is, its floats rounded (core.io.rounded_floats)
+    assert read_scores(d / "metrics/gate_baseline.csv") == rounded_floats(of(committed, GATED))
+    assert of(committed, GATED) == accepted_rows(committed, [GATED])
     code, out = check_here(d)
     assert code == 0 and out.rstrip().endswith("PASS: all 4 gated slice(s) passed")
     write_scores(d / "metrics/scores/retrieval.csv", reverted_to_dense(committed), RETRIEVAL_FIELDS)

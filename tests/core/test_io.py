@@ -1,14 +1,20 @@
-"""Folders replaced whole (rag_ablation.core.io.replaced_folder), and JSON-lines files read by
-``\\n`` only (``numbered_lines``, the one reader of every JSON-lines file)."""
+"""Folders replaced whole (rag_ablation.core.io.replaced_folder), JSON-lines files read by
+``\\n`` only (``numbered_lines``, the one reader of every JSON-lines file), and the rounding of
+every float the writers write (``rounded_floats``)."""
 from __future__ import annotations
 
 import json
+import math
 import re
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
 
+from rag_ablation.core.config import OUTPUT_DECIMALS, P_VALUE_DIGITS, P_VALUE_PREFIX
 from rag_ablation.core.errors import InvalidData, MissingInput, UserError
-from rag_ablation.core.io import numbered_json_lines, numbered_lines, read_jsonl, read_output, replaced_folder, write_jsonl
+from rag_ablation.core.io import (dumps, numbered_json_lines, numbered_lines, read_json, read_jsonl, read_output,
+                                  replaced_folder, round_decimals, round_significant, rounded_floats, write_json,
+                                  write_jsonl)
 from rag_ablation.core.stage_costs import read_costs
 from rag_ablation.data.chunks import Chunk, load_chunks
 
@@ -171,3 +177,58 @@ def test_read_output(tmp_path):
         read_output(bad, "stats")
     with pytest.raises(InvalidData, match="must hold a JSON object"):
         read_output(listed, "stats")
+
+
+def exact_decimals(x: float, places: int) -> float:
+    """``x``'s exact binary value rounded half to even at ``places`` decimals, by ``decimal``."""
+    return float(Decimal(x).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)) + 0.0
+
+
+NOISY = [0.1 + 0.2, 1 - 1e-16, 2.5e-17, -2.5e-17, -0.0, 0.123456789, -0.9999996, 27.0106624, 1 / 3, 2 / 3, 1e6 + 0.1]
+"""Floats whose text differs by the last bits: what another CPU's kernels make of the same sum."""
+
+
+@pytest.mark.parametrize("x", NOISY)
+def test_a_float_is_written_to_output_decimals_and_never_as_minus_zero(x):
+    r = round_decimals(x, OUTPUT_DECIMALS)
+    assert r == exact_decimals(x, OUTPUT_DECIMALS) and abs(r - x) <= 0.5 * 10 ** -OUTPUT_DECIMALS
+    assert r != 0 or math.copysign(1, r) == 1, "a rounded zero is written 0.0, never -0.0"
+    assert round_decimals(r, OUTPUT_DECIMALS) == r, "rounding twice changes nothing"
+    assert len(repr(r).split(".")[1]) <= OUTPUT_DECIMALS
+
+
+def test_noise_below_the_written_digits_gives_the_same_text():
+    for a, b in [(0.1 + 0.2, 0.3), (1 - 1e-16, 1.0), (2.5e-17, -2.5e-17), (-0.0, 0.0), (0.5 + 3e-12, 0.5 - 3e-12)]:
+        assert dumps({"x": a}) == dumps({"x": b}), (a, b)
+    assert dumps({"x": -0.0}) == '{\n  "x": 0.0\n}\n'
+
+
+@pytest.mark.parametrize("p", [3.14159e-9, 1e-300, 0.049996, 0.123456, 1.0, 0.0])
+def test_a_p_value_keeps_its_significant_digits(p):
+    r = round_significant(p, P_VALUE_DIGITS)
+    assert r == (0.0 if p == 0 else float(Decimal(repr(p)).quantize(
+        Decimal(1).scaleb(math.floor(math.log10(p)) - P_VALUE_DIGITS + 1), rounding=ROUND_HALF_EVEN)))
+    assert (r > 0) == (p > 0), "a tiny p never becomes 0"
+
+
+def test_rounded_floats_rounds_every_float_and_p_values_by_their_key():
+    p_key = P_VALUE_PREFIX + "holm"
+    obj = {"a": 1 / 3, "n": 7, "ok": True, "name": "x", "none": None,
+           "nested": [{"b": -1e-17, p_key: 1.23456e-9}, (0.1 + 0.2, 2)],
+           p_key: [2.0 / 3, 5e-20], "p95_ms": 12.3456789}
+    assert rounded_floats(obj) == {
+        "a": round_decimals(1 / 3, OUTPUT_DECIMALS), "n": 7, "ok": True, "name": "x", "none": None,
+        "nested": [{"b": 0.0, p_key: round_significant(1.23456e-9, P_VALUE_DIGITS)}, [0.3, 2]],
+        p_key: [round_significant(2 / 3, P_VALUE_DIGITS), round_significant(5e-20, P_VALUE_DIGITS)],
+        "p95_ms": round_decimals(12.3456789, OUTPUT_DECIMALS)}
+    assert rounded_floats(rounded_floats(obj)) == rounded_floats(obj)
+    assert rounded_floats(obj)["ok"] is True and rounded_floats(obj)["n"] == 7
+
+
+def test_write_json_and_write_jsonl_round_what_they_write(tmp_path):
+    obj = {"estimate": 0.9999999999999999, "low": -1e-16, "p_sign": 3.0e-12, "rows": [{"x": 1 / 7}]}
+    write_json(tmp_path / "a.json", obj)
+    write_jsonl(tmp_path / "a.jsonl", obj["rows"])
+    assert read_json(tmp_path / "a.json") == rounded_floats(obj) == {
+        "estimate": 1.0, "low": 0.0, "p_sign": 3.0e-12, "rows": [{"x": round_decimals(1 / 7, OUTPUT_DECIMALS)}]}
+    assert read_jsonl(tmp_path / "a.jsonl") == rounded_floats(obj["rows"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rag_ablation.core.config import SCORE_DIGITS
 from rag_ablation.evaluation.judges.failures import FAILURE_CATEGORIES
 from rag_ablation.evaluation.report.formatting import num_or_na, percent, table, with_interval
 from rag_ablation.evaluation.report.metrics_view import (answer_comparison, calibration, canaries_not_run_reason,
@@ -310,7 +311,7 @@ def unanswerable_section(detail: Detail, configs: Sequence[str]) -> str:
         if t:
             best = t["best"]
             thr.append([f"`{c}`", num_or_na(t["answerable_median"]), num_or_na(t["unanswerable_median"]), num_or_na(t["auc"]),
-                        f"{best['threshold']:.4f}", percent(best["coverage"]), percent(best["false_decline_rate"]),
+                        f"{best['threshold']:.{SCORE_DIGITS}g}", percent(best["coverage"]), percent(best["false_decline_rate"]),
                         percent(best["false_answer_rate"])])
     return "\n".join([
         "## Unanswerable questions", "",

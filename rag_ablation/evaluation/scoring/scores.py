@@ -12,7 +12,9 @@ order, for every config whose run is ``ok``:
   empty when none is in it (``rag_ablation.evaluation.scoring.measures``);
 - ``hit_at_1``, ``hit_at_5``, ``hit_at_10`` (0/1, bound inclusive) and ``rr_at_10``;
 - ``n_relevant``: how many chunks of the chunking the labels count as relevant;
-- ``top_score``: the score of the first-ranked chunk (empty for an empty ranking);
+- ``top_score``: the score of the first-ranked chunk to ``SCORE_DIGITS`` significant digits
+  (``rag_ablation.core.config``: dense scores carry float32 noise from the CPU's kernels; empty
+  for an empty ranking);
 - ``slice``, ``doc`` (the source document, the cluster for a cluster bootstrap) and
   ``answerable``;
 - for a data set with graded qrels only (``rag_ablation.evaluation.scoring.graded``; the columns
@@ -40,7 +42,8 @@ from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.scoring.answer_measures import answer_scores
 from rag_ablation.evaluation.scoring.graded import GRADED_COLUMNS, Qrel, graded_scores, relevant_chunks
 from rag_ablation.evaluation.scoring.measures import MRR_K, RECALL_KS, first_relevant_rank, hit_at, rr_at
-from rag_ablation.core.io import write_text
+from rag_ablation.core.config import SCORE_DIGITS
+from rag_ablation.core.io import round_significant, rounded_floats, write_text
 from rag_ablation.data.questions import Question
 
 RETRIEVAL_FIELDS = ("config", "id", "slice", "doc", "answerable", "first_relevant_rank",
@@ -75,7 +78,8 @@ def score_run(config: str, records: Sequence[Mapping[str, Any]], relevant: Mappi
         ranking = [x["chunk"] for x in by_id[q.id]["ranking"]]
         row: dict[str, Any] = {"config": config, "id": q.id, "slice": q.slice, "doc": q.doc or "",
                                "answerable": int(q.answerable),
-                               "top_score": by_id[q.id]["ranking"][0]["score"] if ranking else None,
+                               "top_score": round_significant(by_id[q.id]["ranking"][0]["score"], SCORE_DIGITS)
+                               if ranking else None,
                                **dict.fromkeys(RETRIEVAL_FIELDS[5:-1])}
         if qrels is not None:
             row.update(dict.fromkeys(GRADED_COLUMNS))
@@ -110,12 +114,14 @@ def score_answers(config: str, answers: Sequence[Mapping[str, Any]], relevant: M
 
 
 def to_csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
-    """CSV text with a header; None is an empty cell; floats keep every digit (``repr``)."""
+    """CSV text with a header; None is an empty cell; floats rounded as every output file's
+    (``rag_ablation.core.io.rounded_floats``: ``OUTPUT_DECIMALS`` decimals, ``-0.0`` as ``0.0``)
+    and then written with ``repr`` (the shortest text that reads back as the same float)."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(fields), lineterminator="\n", extrasaction="raise")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
+        w.writerow(rounded_floats({k: ("" if r.get(k) is None else r.get(k)) for k in fields}))
     return buf.getvalue()
 
 

@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from rag_ablation.core.config import StatsConfig
+from rag_ablation.core.config import P_VALUE_DIGITS, STAT_DECIMALS, StatsConfig
 from rag_ablation.core.errors import InvalidData
+from rag_ablation.core.io import round_decimals, round_significant
 from rag_ablation.evaluation.scoring.graded import graded_columns
 from rag_ablation.evaluation.statistics import inference as stats
 from rag_ablation.evaluation.statistics.inference import Interval, PairedCounts
@@ -336,15 +337,13 @@ def verdict(delta: float, low: float, high: float, p_holm: float) -> str:
 # ------------------------------------------------------------------------- rounding
 
 
-DECIMALS = 4
-
-
 def rounded(value: float) -> float:
-    """A value rounded to :data:`DECIMALS` decimals (``-0.0`` becomes ``0.0``)."""
-    return round(float(value), DECIMALS) + 0.0
+    """A value rounded to ``STAT_DECIMALS`` decimals (``rag_ablation.core.config``; ``-0.0``
+    becomes ``0.0``)."""
+    return round_decimals(value, STAT_DECIMALS)
 
 
 def rounded_p(p: float) -> float:
-    """A p-value to 4 significant digits, so a tiny p never rounds to 0."""
-    return float(f"{float(p):.4g}")
+    """A p-value to ``P_VALUE_DIGITS`` significant digits, so a tiny p never rounds to 0."""
+    return round_significant(p, P_VALUE_DIGITS)
 

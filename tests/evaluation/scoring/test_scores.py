@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from rag_ablation.core.config import OUTPUT_DECIMALS, SCORE_DIGITS
 from rag_ablation.core.errors import UserError
+from rag_ablation.core.io import round_decimals, round_significant
 from rag_ablation.evaluation.scoring.scores import (ANSWER_FIELDS, RETRIEVAL_FIELDS, parse_scores, score_answers,
                                              score_run, to_csv)
 from rag_ablation.data.questions import Question
@@ -38,13 +40,32 @@ def test_an_empty_ranking_scores_zero():
     assert rows[0]["first_relevant_rank"] is None and rows[0]["rr_at_10"] == 0.0 and rows[0]["top_score"] is None
 
 
-def test_csv_round_trip_keeps_types_and_every_digit():
+def test_csv_round_trip_keeps_types_and_values():
     rows = score_run("dense", RUN, RELEVANT, QUESTIONS)
     text = to_csv(rows, RETRIEVAL_FIELDS)
     assert text.splitlines()[0] == ",".join(RETRIEVAL_FIELDS)
     back = parse_scores(text)
     for r, s in zip(rows, back):
         assert {k: r.get(k) for k in RETRIEVAL_FIELDS} == s
+
+
+def test_the_top_score_is_kept_to_score_digits_and_the_csv_rounds_every_float():
+    """A dense score carries float32 noise from the CPU's kernels (about 1e-7): the row keeps
+    SCORE_DIGITS significant digits, so two machines write the same text; every other float of
+    the CSV is written to OUTPUT_DECIMALS decimals, -0.0 as 0.0."""
+    noisy = [{"id": "a", "ranking": [{"chunk": "c0", "score": s}, {"chunk": "c1", "score": 0.1}]}
+             for s in (0.61234567, 0.61234567 + 1.2e-7)]
+    a, b = (score_run("dense", [run], RELEVANT, [QUESTIONS[0]])[0] for run in noisy)
+    assert a["top_score"] == b["top_score"] == round_significant(0.61234567, SCORE_DIGITS) == 0.612
+    assert to_csv([a], RETRIEVAL_FIELDS) == to_csv([b], RETRIEVAL_FIELDS)
+    bm25 = score_run("bm25", [{"id": "a", "ranking": [{"chunk": "c0", "score": 27.010662}]}], RELEVANT, [QUESTIONS[0]])
+    assert bm25[0]["top_score"] == round_significant(27.010662, SCORE_DIGITS) == 27.0
+    rows = [{"config": "x", "id": "a", "token_f1": 1 / 3, "rr_at_10": -0.0, "top_score": 0.1 + 0.2}]
+    back = parse_scores(to_csv(rows, ["config", "id", "token_f1", "rr_at_10", "top_score"]))[0]
+    assert back == {"config": "x", "id": "a", "token_f1": round_decimals(1 / 3, OUTPUT_DECIMALS), "rr_at_10": 0.0,
+                    "top_score": 0.3}
+    assert to_csv(rows, ["token_f1", "rr_at_10", "top_score"]).splitlines()[1] == \
+        f"{round_decimals(1 / 3, OUTPUT_DECIMALS)!r},0.0,0.3"
 
 
 def test_answer_rows_say_whether_a_relevant_passage_was_in_the_prompt():
