@@ -29,10 +29,10 @@ from typing import Any
 
 import yaml
 
-from rag_ablation.core.config import PAIRED_MEASURES, Params, StatsConfig, load_config
+from rag_ablation.core.config import PAIRED_MEASURES, Params, StatsConfig, field_defaults, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
-from rag_ablation.evaluation.report.metrics_view import latency_in
+from rag_ablation.evaluation.report.metrics_view import latency_in, retrieval_p95_in
 from rag_ablation.evaluation.report.sweep import cost_rows, format_markdown, summary_json
 from rag_ablation.evaluation.statistics.comparison import rows_by_config
 from rag_ablation.evaluation.statistics.revision_diff import config_order, scores_of
@@ -98,8 +98,11 @@ def latency_ms(side: Side, name: str, step: str, percentile: str) -> float | Non
 
 
 def p95_of(side: Side, config: str) -> float | None:
-    """``total.p95_ms`` of the config's retrieval latency file on that side."""
-    return latency_ms(side, config, "total", "p95_ms")
+    """``total.p95_ms`` of the config's retrieval latency file on that side, when it was timed by
+    the rule every config shares (``metrics_view.retrieval_p95_in``, as the report page reads
+    it); None otherwise."""
+    text = read_side_file(side, LATENCY / f"{config}.json")
+    return None if text is None else retrieval_p95_in(text)
 
 
 def answer_seconds_of(side: Side, config: str) -> float | None:
@@ -119,14 +122,31 @@ def flat(obj: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: obj}
 
 
+def side_yaml(side: Side) -> dict[str, Any]:
+    """The side's params.yaml as read (``{}`` when it has none)."""
+    text = read_side_file(side, PARAMS)
+    params = yaml.safe_load(text) if text else {}
+    return params if isinstance(params, dict) else {}
+
+
+def dataset_of(sides: Sequence[Side]) -> str:
+    """The data set every side ran on (``dataset`` of its params.yaml; absent: the default). Sides
+    on different data sets are refused: their candidates share no question to pair on."""
+    default = field_defaults(Params)["dataset"]
+    found = {side.name: str(side_yaml(side).get("dataset") or default) for side in sides}
+    if len(set(found.values())) > 1:
+        listed = ", ".join(f"{name}: {value}" for name, value in found.items())
+        raise UserError(f"the sides ran on different data sets ({listed}); a sweep compares configs on one "
+                        "question set: name sides of one data set")
+    return next(iter(found.values()))
+
+
 def side_params(sides: Sequence[Side]) -> dict[str, dict[str, Any]]:
     """Per side, the params whose values differ between the sides (a key missing on a side
     shows as None there; the ``stats`` block is left out)."""
     values = {}
     for side in sides:
-        text = read_side_file(side, PARAMS)
-        params = yaml.safe_load(text) if text else {}
-        values[side.name] = {k: v for k, v in flat(params or {}).items() if k.split(".")[0] not in IGNORED_PARAMS}
+        values[side.name] = {k: v for k, v in flat(side_yaml(side)).items() if k.split(".")[0] not in IGNORED_PARAMS}
     keys = set().union(*(set(v) for v in values.values()))
     varying = sorted(k for k in keys if len({json.dumps(v.get(k), sort_keys=True) for v in values.values()}) > 1)
     return {name: {k: v.get(k) for k in varying} for name, v in values.items()}
@@ -190,6 +210,7 @@ def run(args: argparse.Namespace) -> None:
     sides = sides_of(args)
     if not sides:
         raise UserError("no sides: name the candidates with --exps NAME ..., --all-exps or --revs REV ...")
+    dataset = dataset_of(sides)
     candidates, where = candidates_of(sides, args.config, order)
     baseline = args.baseline or f"{settings.baseline}@{sides[0].name}"
     split = split_of(args, params)
@@ -199,7 +220,7 @@ def run(args: argparse.Namespace) -> None:
                         answer_s={name: answer_seconds_of(side, config) for name, (side, config) in where.items()})
     legend = side_params(sides)
     markdown = format_markdown(summary, legend, commands=[command_line(args)])
-    write_json(args.out / "sweep.json", summary_json(summary, legend))
+    write_json(args.out / "sweep.json", summary_json(summary, legend, dataset=dataset))
     write_json(args.out / "plots" / "sweep_cost.json", cost_rows(summary))
     write_text(args.out / "sweep.md", markdown)
     sys.stdout.write(markdown)

@@ -50,7 +50,7 @@ from rag_ablation.evaluation.report.metrics_view import (answer_comparison as re
                                                          calibration, canary_results, change_of, change_verdict,
                                                          config_metrics, failure_table, hand_accuracy, is_calibrated,
                                                          latency_value, length_bias, length_bias_ran,
-                                                         sweep_view, vs_baseline)
+                                                         retrieval_p95, sweep_view, vs_baseline)
 from rag_ablation.evaluation.report.plot_data import LABELS
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
@@ -137,7 +137,7 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
         audit=read_audit(audit), runs=run_files,
         labels={ch: dict(v.get("relevant", {})) for ch, v in label_files.items()},
         answers=answer_files, verdicts=read_verdicts(verdicts),
-        p95_ms={c: latency_value(latency, c, "total", "p95_ms") for c in configs},
+        p95_ms={c: retrieval_p95(latency, c) for c in configs},
         answer_s={c: _seconds(latency_value(latency, f"generate_{c}", "answer", "p50_ms"))
                   for c in params.generation.configs},
         sweep=read_output(sweep, "sweep-report") if sweep is not None and sweep.is_file() else None)

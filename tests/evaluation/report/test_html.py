@@ -126,7 +126,7 @@ def tiny_project(d: Path) -> Path:
                  "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}}}
     write(d / "metrics/judge_detail.json", json.dumps(judge))
     for name, ms in P95.items():
-        write(d / f"metrics/latency/{name}.json", json.dumps({"total": {"p95_ms": ms}}))
+        write(d / f"metrics/latency/{name}.json", json.dumps({"timing": "warm", "total": {"p95_ms": ms}}))
     write(d / "metrics/latency/generate_bm25.json", json.dumps({"answer": {"p50_ms": 2500.0}}))
     write(d / "metrics/sweep.json", json.dumps({
         "measure": "hit_at_5", "baseline": "dense@a", "chosen_on": "all", "questions": 8, "tie_set_size": 2,
@@ -264,8 +264,21 @@ def test_letters_name_the_configs_beaten_after_holm():
 
 def test_a_missing_latency_is_unknown_not_an_error(tmp_path):
     write(tmp_path / "bad.json", "{not json")
+    write(tmp_path / "list.json", "[1]")
     assert html_data.latency_value(tmp_path, "bad", "total", "p95_ms") is None
+    assert html_data.latency_value(tmp_path, "list", "total", "p95_ms") is None
     assert html_data.latency_value(tmp_path, "absent", "total", "p95_ms") is None
+    assert html_data.retrieval_p95(tmp_path, "bad") is None and html_data.retrieval_p95(tmp_path, "absent") is None
+
+
+def test_a_retrieval_latency_counts_only_when_every_config_was_timed_alike(tmp_path):
+    """A file written before the shared rule (no ``timing``: the first config paid the model and
+    every embedding) is left out of the cost chart rather than compared with honest ones."""
+    write(tmp_path / "old.json", json.dumps({"total": {"p95_ms": 43.8}}))
+    write(tmp_path / "new.json", json.dumps({"timing": "warm", "total": {"p95_ms": 7.5}}))
+    write(tmp_path / "odd.json", json.dumps({"timing": "cold", "total": {"p95_ms": 7.5}}))
+    assert html_data.retrieval_p95(tmp_path, "old") is None and html_data.retrieval_p95(tmp_path, "odd") is None
+    assert html_data.retrieval_p95(tmp_path, "new") == 7.5
 
 
 # --------------------------------------------------------------------------- the page
