@@ -17,8 +17,10 @@ Every config is timed the same way (``support.timing.WARM``, the rule the report
 the first timed question, one untimed pass over the first question loads the embedding model,
 the reranker and the indexes' pages; then each question's steps are timed one by one. A dense or
 hybrid config's ``query_embed`` is one warm single-text embedding of the text it searches with
-(``Retrievers.embed_query``), timed for every question and every config, so no config is charged
-the model's loading or spared the embedding because another config embedded its texts first.
+(``Retrievers.embed_query``), timed in every config, so no config is charged the model's loading
+or spared the embedding because another config embedded its texts first. With more than
+:data:`TIMED_QUESTIONS` questions, only that many, spread evenly and the same in every config,
+are timed (:func:`timed`); the latency file says how many (``n_timed``).
 
 The vectors it searches with come from the embedding cache (:func:`embed_queries`): before the
 first search, every text the config sends to the dense retriever is looked up in the cache the
@@ -52,6 +54,12 @@ from rag_ablation.data.text import get_tokenizer
 from rag_ablation.support.timing import WARM, percentiles_ms
 
 STEPS = ("query_embed", "faiss_search", "bm25_search", "fusion", "rerank")
+
+TIMED_QUESTIONS = 200
+"""At most this many questions are timed per config (:func:`timed`): every ``stride``-th one,
+the same ones in every config. A warm single-text query embedding costs milliseconds per
+question, so timing all of a 10,000-question set would undo the batched embedding's speed;
+200 questions put the P95 between the 190th and 191st of them."""
 
 
 @dataclass
@@ -154,13 +162,21 @@ def embed_queries(texts: Sequence[str], *, model_name: str, load: Callable[[], A
     return vectors
 
 
-def step_latency(times: Sequence[Mapping[str, float]]) -> dict:
-    """P50/P95/P99 (ms) per step that ran, plus the per-question total; ``n_questions``; and,
-    when any question was timed, ``timing``: the rule the times were taken by
-    (``support.timing.WARM``, module docstring)."""
-    out: dict[str, Any] = {"n_questions": len(times)}
+def timed(n: int, count: int) -> bool:
+    """Whether question ``n`` (0-based) of ``count`` is timed: every ``ceil(count / TIMED_QUESTIONS)``-th
+    question from the first, so at most :data:`TIMED_QUESTIONS` of them, spread over the file."""
+    return n % max(1, -(-count // TIMED_QUESTIONS)) == 0
+
+
+def step_latency(times: Sequence[Mapping[str, float]], n_questions: int | None = None) -> dict:
+    """P50/P95/P99 (ms) per step that ran, plus the per-question total, over the timed questions
+    (``times``); ``n_questions`` (default: as many as timed); and, when any question was timed,
+    ``n_timed`` and ``timing``: the rule the times were taken by (``support.timing.WARM``, module
+    docstring)."""
+    out: dict[str, Any] = {"n_questions": len(times) if n_questions is None else n_questions}
     if times:
         out["timing"] = WARM
+        out["n_timed"] = len(times)
         out["total"] = percentiles_ms([sum(t.values()) for t in times])
     for step in STEPS:
         p = percentiles_ms([t[step] for t in times if step in t])
@@ -179,27 +195,30 @@ def tie_order(lists: Sequence[Sequence[str]], names: Sequence[str], ties: str | 
 
 def retrieve_one(
     cfg: RetrievalConfig, question: str, r: Retrievers, *, rerank_query: str | None = None,
-    query_vector: np.ndarray | None = None,
+    query_vector: np.ndarray | None = None, time_embedding: bool = True,
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """Ranking of (chunk id, score), best first, at most ``cfg.k`` long, and step times in
     seconds (only the steps this config runs). ``question`` goes to the first-stage
     retrievers; the reranker scores ``rerank_query`` (default: ``question``). A dense config
     embeds ``question`` with ``r.embed_query`` and times that call as ``query_embed``; given
     ``query_vector`` (the cached vector of the same text) it searches with that vector instead
-    of the one it just timed (module docstring)."""
+    of the one it just timed (module docstring); with ``time_embedding`` False it skips that
+    call and has no ``query_embed`` (a question that is not timed, :func:`timed`)."""
     times: dict[str, float] = {}
     lists: list[list[tuple[str, float]]] = []
     names: list[str] = []
     if cfg.uses_dense:
         assert r.dense_index is not None and r.dense_ids is not None
-        if r.embed_query is None:
+        embed = time_embedding or query_vector is None
+        if embed and r.embed_query is None:
             raise ValueError(f"config {cfg.name!r} searches a dense index but has no query embedder to time")
         t0 = time.perf_counter()
-        qv = r.embed_query(question)
+        qv = r.embed_query(question) if embed and r.embed_query is not None else None
         t1 = time.perf_counter()
         hits = search_dense(r.dense_index, qv if query_vector is None else query_vector, cfg.depth)
         t2 = time.perf_counter()
-        times["query_embed"] = t1 - t0
+        if embed:
+            times["query_embed"] = t1 - t0
         times["faiss_search"] = t2 - t1
         lists.append([(r.dense_ids[i], s) for i, s in hits])
         names.append("dense")
@@ -247,7 +266,8 @@ def run_config(
     retrievers (a rewritten question or a HyDE passage); the reranker always scores the
     original question. Returns per-question records (id, slice, answerable, ranking of
     ``{"chunk": id, "score": s}`` with scores rounded to 6 decimals) in question order, and the
-    per-question step times, taken warm (one untimed pass over the first question first). With
+    step times of the timed questions (:func:`timed`: all of them up to :data:`TIMED_QUESTIONS`),
+    taken warm (one untimed pass over the first question first). With
     ``r.embed_many``, a dense config gets the vectors it searches with in one call before the
     first search; each question's ``query_embed`` is still its own timed single-text embedding
     (module docstring)."""
@@ -262,8 +282,9 @@ def run_config(
         retrieve_one(cfg, texts[0], r, rerank_query=questions[0].question,
                      query_vector=None if vectors is None else vectors[0])
     for n, q in enumerate(progress(questions)):
+        clock = timed(n, len(questions))
         ranking, t = retrieve_one(cfg, texts[n], r, rerank_query=q.question,
-                                  query_vector=None if vectors is None else vectors[n])
+                                  query_vector=None if vectors is None else vectors[n], time_embedding=clock)
         records.append(
             {
                 "id": q.id,
@@ -272,7 +293,8 @@ def run_config(
                 "ranking": [{"chunk": c, "score": round(s, 6)} for c, s in ranking],
             }
         )
-        times.append(t)
+        if clock:
+            times.append(t)
     return records, times
 
 

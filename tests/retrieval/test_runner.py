@@ -119,6 +119,26 @@ def test_every_config_is_timed_alike_whichever_runs_first(retrievers):
     assert step_latency(first)["timing"] == WARM == step_latency(second)["timing"]
 
 
+def test_a_large_question_set_times_an_even_spread_of_at_most_timed_questions(retrievers, monkeypatch):
+    """With more questions than TIMED_QUESTIONS, every stride-th one is timed (the same in every
+    config), the others searched with their cached vectors and never embedded one by one."""
+    import rag_ablation.retrieval.runner as runner
+
+    monkeypatch.setattr(runner, "TIMED_QUESTIONS", 3)
+    assert [n for n in range(7) if runner.timed(n, 7)] == [0, 3, 6]  # stride ceil(7 / 3) = 3
+    assert [n for n in range(3) if runner.timed(n, 3)] == [0, 1, 2]
+    single = []
+    retrievers.embed_query = lambda text: single.append(text) or QUERY
+    retrievers.embed_many = lambda texts: np.stack([QUERY for _ in texts])
+    qs = [Q(f"q{i}", f"text {i}") for i in range(7)]
+    records, times = run_config(parse_config("d", {"chunking": "base", "method": "dense", "depth": 10}), qs,
+                                retrievers)
+    assert len(records) == 7 and len(times) == 3 and all("query_embed" in t for t in times)
+    assert single == ["text 0", "text 0", "text 3", "text 6"]  # the warm-up, then the timed three
+    out = step_latency(times, 7)
+    assert out["n_questions"] == 7 and out["n_timed"] == 3
+
+
 def test_a_dense_config_without_a_query_embedder_is_refused(retrievers):
     retrievers.embed_query = None
     with pytest.raises(ValueError, match="no query embedder"):
