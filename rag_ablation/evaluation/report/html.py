@@ -17,13 +17,16 @@ HTML. It is in the blob, a ``<script type="application/json">`` element, where `
 nodes only (never ``innerHTML``).
 
 Sections: the first screen (baseline, questions, the forest plot of each config's paired change
-in ``stats.measure`` with its interval and a zero line, coloured by the verdict after Holm,
-sorted by change); the config table (intervals, ranx letters with a legend, per-slice columns,
-unavailable configs with their reason); quality against cost; the questions x configs grid
-(filters: changed against the baseline only, one slice; every cell links to its question); the
-question view (rendered on demand from the blob when a link ``#q/ID`` is followed, so 1,000
-questions x 20 configs stays quick); the judge panel, with the answered configs compared by
-hand grades (paired difference, McNemar, fixed and broken questions); the sweep summary when one was given.
+in ``stats.measure`` with its interval and a zero line, coloured and shaped by the verdict after
+Holm, sorted by change); the config table (intervals on a second line, ranx letters with hover
+names, verdicts coloured with an arrow, per-slice columns, unavailable configs with their
+reason); quality against cost (fixed axes, names placed by :mod:`chart_labels`, "on the front" or
+"dominated"); the questions x configs grid (filters: changed against the baseline only, one
+slice, fixed or broken by one config; every cell links to its question); the question view
+(rendered on demand from the blob when a link ``#q/ID`` is followed, so 1,000 questions x 20
+configs stays quick; the searched text of a query transform, the rank of the relevant chunk on a
+miss); the judge panel, with the answered configs compared by hand grades (paired difference,
+McNemar, fixed and broken questions); the sweep summary when one was made on this data set.
 
 Deterministic: the same data give the same bytes (keys sorted, no timestamps, no random ids).
 """

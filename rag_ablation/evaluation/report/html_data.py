@@ -14,17 +14,21 @@ no stage writes them:
   and it wins more of the disagreements (the sweep summary's procedure,
   :mod:`rag_ablation.evaluation.statistics.sweep`, on the questions answerable in every config);
 - the *cost* points (:func:`cost_points`): recall of ``stats.measure`` against the P95
-  retrieval latency per query (``total.p95_ms`` of ``metrics/latency/CONFIG.json``), with the
-  Pareto front (``sweep.pareto_front``), and answer accuracy (hand grades) against the median
-  seconds per answer (``answer.p50_ms`` of ``metrics/latency/generate_CONFIG.json``).
+  retrieval latency per query (``total.p95_ms`` of ``metrics/latency/CONFIG.json``, read only
+  from a file timed by the shared rule, ``metrics_view.retrieval_p95``), with the Pareto front
+  (``sweep.pareto_front``), and answer accuracy (hand grades) against the median seconds per
+  answer (``answer.p50_ms`` of ``metrics/latency/generate_CONFIG.json``).
 
 Per question (:func:`question_entries`, :func:`grid`, :func:`rankings`): the question, its
 spans and audit lines; its 0/1 value of ``stats.measure`` in every available config (``None``
 for an unanswerable question); each config's top ``k`` passages (``k`` = the measure's cut-off)
 with rank, score and whether the chunking's labels count it relevant, the passage texts stored
 once per chunking; each answered config's answer, its judges' verdicts and hand grade
-(``metrics/scores/verdicts.csv``) and the failure kind from the hand grades. A question is
-*changed* when some config's value differs from the baseline's.
+(``metrics/scores/verdicts.csv``) and the failure kind from the hand grades; on a miss, where the
+first relevant chunk ranked (:func:`deeper_relevant`); the text each query transform searched
+with (:func:`searched_texts`). A question is *changed* when some config's value differs from the
+baseline's. The sweep summary is shown only when it was made on params' data set
+(:func:`sweep_entries`).
 
 The metrics files are read through :mod:`rag_ablation.evaluation.report.metrics_view` (which
 configs are available, their paired changes and verdicts, the judges, the answer comparison,
