@@ -215,7 +215,9 @@ def retrieve_one(
         t0 = time.perf_counter()
         qv = r.embed_query(question) if embed and r.embed_query is not None else None
         t1 = time.perf_counter()
-        hits = search_dense(r.dense_index, qv if query_vector is None else query_vector, cfg.depth)
+        search_with = query_vector if query_vector is not None else qv
+        assert search_with is not None  # no query_vector: embed is True, so qv was just made
+        hits = search_dense(r.dense_index, search_with, cfg.depth)
         t2 = time.perf_counter()
         if embed:
             times["query_embed"] = t1 - t0
