@@ -16,7 +16,8 @@ text, so the reports leave its latency out (:func:`warm_total_ms`)."""
 
 WARM_RULE = ("P95 per query over the questions, every config timed alike and warm: models loaded and one untimed "
              "question first, then each config's own query embedding (one text per call) plus its searches, "
-             "fusion and rerank; the LLM time of a query rewrite or HyDE passage is not included")
+             "fusion and rerank, each step the shorter of two runs; the LLM time of a query rewrite or HyDE "
+             "passage is not included")
 """How the reports word :data:`WARM`."""
 
 
