@@ -13,7 +13,7 @@ Running a config times each step per question (query embedding, FAISS search, BM
 fusion, rerank) with ``time.perf_counter``; those times go to a leaf latency file, never into
 the ranking output, which stays byte-for-byte deterministic.
 
-Every config is timed the same way (``support.timing.WARM``, the rule the reports read): before
+Every config is timed the same way (``support.latency_rule.WARM``, the rule the reports read): before
 the first timed question, one untimed pass over the first question loads the embedding model,
 the reranker and the indexes' pages; then each question's steps are timed one by one. A dense or
 hybrid config's ``query_embed`` is one warm single-text embedding of the text it searches with
@@ -51,7 +51,8 @@ from rag_ablation.retrieval.indexes import load_dense, search_dense
 from rag_ablation.retrieval.plan import check_built
 from rag_ablation.retrieval.rerank import Reranker, RerankerUnavailable, load_reranker
 from rag_ablation.data.text import get_tokenizer
-from rag_ablation.support.timing import WARM, percentiles_ms
+from rag_ablation.support.latency_rule import WARM
+from rag_ablation.support.timing import percentiles_ms
 
 STEPS = ("query_embed", "faiss_search", "bm25_search", "fusion", "rerank")
 
@@ -178,7 +179,7 @@ def timed(n: int, count: int) -> bool:
 def step_latency(times: Sequence[Mapping[str, float]], n_questions: int | None = None) -> dict:
     """P50/P95/P99 (ms) per step that ran, plus the per-question total, over the timed questions
     (``times``); ``n_questions`` (default: as many as timed); and, when any question was timed,
-    ``n_timed`` and ``timing``: the rule the times were taken by (``support.timing.WARM``, module
+    ``n_timed`` and ``timing``: the rule the times were taken by (``support.latency_rule.WARM``, module
     docstring)."""
     out: dict[str, Any] = {"n_questions": len(times) if n_questions is None else n_questions}
     if times:

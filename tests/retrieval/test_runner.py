@@ -13,7 +13,7 @@ from rag_ablation.data.text import regex_tokens
 from rag_ablation.retrieval.faiss_index import build_flat_ip
 from rag_ablation.core.config import RetrievalConfig
 from rag_ablation.retrieval.runner import Retrievers, retrieve_one, run_config, step_latency
-from rag_ablation.support.timing import WARM
+from rag_ablation.support.latency_rule import WARM
 
 
 def parse_config(name, spec):

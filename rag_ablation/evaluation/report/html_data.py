@@ -61,7 +61,7 @@ from rag_ablation.evaluation.scoring.scores import read_scores
 from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF
 from rag_ablation.evaluation.statistics.sweep import (COST_TOLERANCE, beats, candidate_matrix, letters, pairwise_wins,
                                                       pareto_front, sign_test_matrix)
-from rag_ablation.support.timing import WARM_RULE
+from rag_ablation.support.latency_rule import WARM_RULE
 
 Json = dict[str, Any]
 Row = Mapping[str, Any]

@@ -13,7 +13,7 @@ The readers are the Markdown report (:mod:`rag_ablation.evaluation.report.markdo
   ``dvc metrics``, and no report reads it;
 - ``metrics/sweep.json`` (``rag-ablation sweep-report``, :mod:`rag_ablation.evaluation.report.sweep`);
 - the latency files ``metrics/latency/NAME.json`` (``STEP.PERCENTILE`` in milliseconds; a retrieval
-  file's ``total`` counts only when its ``timing`` is ``support.timing.WARM``).
+  file's ``total`` counts only when its ``timing`` is ``support.latency_rule.WARM``).
 
 ``core.io.read_output`` reads any of them (and the other JSON files a stage wrote that the HTML
 page reads: runs, labels, answers) with one message naming the stage to rerun when it is
@@ -32,7 +32,7 @@ from typing import Any
 
 from rag_ablation.evaluation.statistics.comparison import verdict
 from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
-from rag_ablation.support.timing import warm_total_ms
+from rag_ablation.support.latency_rule import warm_total_ms
 
 Json = Mapping[str, Any]
 
@@ -274,7 +274,7 @@ def latency_in(text: str, step: str, percentile: str) -> float | None:
 
 def retrieval_p95_in(text: str) -> float | None:
     """The P95 retrieval latency per query (ms) of a retrieval latency file's text, only when it
-    was timed by the rule every config shares (``support.timing.warm_total_ms``); None otherwise
+    was timed by the rule every config shares (``support.latency_rule.warm_total_ms``); None otherwise
     (timed by an older rule, missing, unreadable). The report page and ``sweep-report`` both read
     retrieval latency here, so their Pareto fronts use one rule."""
     return warm_total_ms(_latency_json(text))

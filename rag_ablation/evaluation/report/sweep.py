@@ -15,7 +15,7 @@ from rag_ablation.evaluation.report.plot_data import measure_label
 from rag_ablation.evaluation.statistics.comparison import rounded, rounded_p
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, METRICS_INTERVAL, Interval, interval_dict
 from rag_ablation.evaluation.statistics.sweep import COST_TOLERANCE, PROCEDURE, SweepSummary, letters
-from rag_ablation.support.timing import WARM_RULE
+from rag_ablation.support.latency_rule import WARM_RULE
 
 
 def order(s: SweepSummary) -> list[int]:

@@ -38,7 +38,7 @@ The *win rate* against the baseline is ``wins / (wins + losses)`` over the disag
 Quality against cost (:func:`pareto_front`): a candidate is on the front when no other is at
 least as good on the measure and at least as fast (P95 retrieval latency per query, latencies
 within :data:`COST_TOLERANCE` of each other counting as equal), and strictly better on one. A
-candidate without a latency (none timed by the shared rule, ``support.timing.WARM``) is neither
+candidate without a latency (none timed by the shared rule, ``support.latency_rule.WARM``) is neither
 on the front nor dominates any other.
 
 Dev and test (:func:`summarise`): the winner is the dev-best candidate (the first of exact
