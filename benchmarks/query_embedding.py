@@ -13,7 +13,9 @@ config over a flat FAISS index of ``--chunks`` vectors, three ways side by side 
 
 The index holds random unit vectors: a flat search's cost depends on the count and dimension of
 the vectors, not their values, and embedding 10,000 real chunks would take minutes without
-telling anything about query throughput. Reported: questions/s of each, the goal (at least
+telling anything about query throughput. The batched runs include what the retrieve stage adds
+for its latency file: one warm single-text embedding timed for each of at most
+``runner.TIMED_QUESTIONS`` questions (about 200 x 8 ms). Reported: questions/s of each, the goal (at least
 100 questions/s for 10,000 questions over 10,000 chunks on 2 cores) and the step percentiles of
 the cold run.
 
@@ -65,7 +67,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         cache = EmbeddingCache(Path(tmp) / "embeddings.sqlite")
-        r = Retrievers(dense_index=index, dense_ids=ids,
+        r = Retrievers(dense_index=index, dense_ids=ids, embed_query=lambda t: encode(model, [t])[0],
                        embed_many=lambda ts: embed_queries(ts, model_name="all-MiniLM-L6-v2", load=lambda: model,
                                                            batch_size=args.batch_size, cache=cache))
         t0 = time.perf_counter()

@@ -3,7 +3,8 @@
 Reads what the `report` stage reads (the statistics metrics file, the graded-answers detail
 file) and, to go from a number to the questions behind it, the per-question scores and
 verdicts, the checked question set, the label audit, the stored rankings with their passages,
-the chunkings' labels, the answers and the latency files. Gathers it into one JSON blob
+the chunkings' labels, the answers, the searched texts of the query transforms and the latency
+files. Gathers it into one JSON blob
 (rag_ablation.evaluation.report.html_data) and writes the page around it with the vendored
 chart libraries inlined (rag_ablation.evaluation.report.html): no network, opened by
 double-click from any folder. Configs follow params.yaml, never a folder listing.
@@ -14,7 +15,8 @@ rewritten with new values by every run of a stage, so, as everywhere in the proj
 leaf record and never an input; the page is redrawn when a run or the answers change, and picks
 up the timings of that moment (a missing or unreadable latency file leaves the config off the
 chart). `--sweep` (`rag-ablation sweep-report`'s metrics/sweep.json): optional, no stage writes
-it, a fresh project has none; a missing file means no sweep section. `dvc repro -f report_html`
+it, a fresh project has none; a missing file means no sweep section, and so does one made on
+another data set than params.yaml's `dataset` (the page says so). `dvc repro -f report_html`
 redraws the page with the current timings and sweep summary. Deterministic: the same inputs
 give the same bytes.
 """
@@ -43,6 +45,7 @@ def main() -> None:
     ap.add_argument("--runs", type=Path, required=True, help="the folder of stored rankings (retrieve stages)")
     ap.add_argument("--labels", type=Path, required=True, help="the folder of chunk labels (labels stages)")
     ap.add_argument("--answers", type=Path, required=True, help="the folder of answers (generate stages)")
+    ap.add_argument("--queries", type=Path, required=True, help="the folder of searched texts (queries stages)")
     ap.add_argument("--latency", type=Path, required=True, help="the folder of latency files (read, not a dependency)")
     ap.add_argument("--sweep", type=Path, default=None, help="the sweep summary, if any (optional)")
     ap.add_argument("--out", type=Path, required=True, help="the page (HTML)")
@@ -50,7 +53,8 @@ def main() -> None:
     params = load_config()
     inputs = read_inputs(params, stats=args.stats, judge=args.judge, scores=args.scores, verdicts=args.verdicts,
                          questions=args.questions, audit=args.audit, runs=args.runs, labels=args.labels,
-                         answers=args.answers, latency=args.latency, sweep=args.sweep)
+                         answers=args.answers, latency=args.latency, sweep=args.sweep,
+                         queries=args.queries)
     write_text(args.out, render(page_data(inputs, params)))
 
 

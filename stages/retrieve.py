@@ -62,7 +62,7 @@ def main() -> None:
     out["questions"] = records
     out["passages"] = ranked_passages(records, r.chunk_text or {})
     write_json(args.out, out)
-    write_json(args.latency, step_latency(times))
+    write_json(args.latency, step_latency(times, len(questions)))
 
 
 if __name__ == "__main__":

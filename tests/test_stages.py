@@ -147,7 +147,8 @@ def test_retrieve_stage_stores_rankings_and_resolved_config(built):
     assert set(run["passages"]) == ranked and all(run["passages"][c] == chunks[c]["body"] for c in ranked)
     assert all(len(r["ranking"]) <= 10 for r in run["questions"])
     lat = load(built / "metrics/latency/bm25.json")
-    assert set(lat) == {"n_questions", "total", "bm25_search"} and lat["bm25_search"]["p50_ms"] > 0
+    assert set(lat) == {"n_questions", "n_timed", "timing", "total", "bm25_search"} and lat["bm25_search"]["p50_ms"] > 0
+    assert lat["timing"] == "warm" and lat["n_timed"] == lat["n_questions"], "every question timed, warm"
     lat = load(built / "metrics/latency/hybrid.json")
     assert {"query_embed", "faiss_search", "bm25_search", "fusion"} <= set(lat)
 

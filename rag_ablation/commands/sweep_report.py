@@ -41,7 +41,7 @@ from rag_ablation.core.config import PAIRED_MEASURES, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
 from rag_ablation.data.split import merge_splits
-from rag_ablation.evaluation.report.metrics_view import latency_in
+from rag_ablation.evaluation.report.metrics_view import latency_in, retrieval_p95_in
 from rag_ablation.evaluation.report.sweep import cost_rows, format_markdown, summary_json
 from rag_ablation.evaluation.statistics.comparison import rows_by_config
 from rag_ablation.evaluation.statistics.revision_diff import config_order, scores_of
@@ -100,8 +100,11 @@ def latency_ms(side: Side, name: str, step: str, percentile: str) -> float | Non
 
 
 def p95_of(side: Side, config: str) -> float | None:
-    """``total.p95_ms`` of the config's retrieval latency file on that side."""
-    return latency_ms(side, config, "total", "p95_ms")
+    """``total.p95_ms`` of the config's retrieval latency file on that side, when it was timed by
+    the rule every config shares (``metrics_view.retrieval_p95_in``, as the report page reads
+    it); None otherwise."""
+    text = read_side_file(side, LATENCY / f"{config}.json")
+    return None if text is None else retrieval_p95_in(text)
 
 
 def answer_seconds_of(side: Side, config: str) -> float | None:
@@ -253,7 +256,7 @@ def run(args: argparse.Namespace) -> None:
               "no split (`--no-split`)" if args.no_split else "no split (`split: none` on every side)")
     notes = [f"Data set `{dataset}` (each side's params.yaml); dev/test: {source}.", baseline_note]
     markdown = format_markdown(summary, legend, commands=[command_line(args)], notes=notes)
-    write_json(args.out / "sweep.json", {**summary_json(summary, legend), "dataset": dataset})
+    write_json(args.out / "sweep.json", summary_json(summary, legend, dataset=dataset))
     write_json(args.out / "plots" / "sweep_cost.json", cost_rows(summary))
     write_text(args.out / "sweep.md", markdown)
     sys.stdout.write(markdown)

@@ -69,7 +69,7 @@ def repo(tmp_path_factory):
         for config, ms in P95.items():
             path = d / "metrics" / "latency" / f"{config}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"total": {"p50_ms": ms / 2, "p95_ms": ms * (n + 1)}}))
+            path.write_text(json.dumps({"timing": "warm", "total": {"p50_ms": ms / 2, "p95_ms": ms * (n + 1)}}))
         (d / "metrics" / "latency" / "generate_dense.json").write_text(json.dumps({"answer": {"p50_ms": 1500.0 * (n + 1)}}))
         commit_side(d, tag, params)
     (d / "params.yaml").write_text(yaml.safe_dump({**params, "dataset": "covidqa", "split": "none"}))
@@ -105,6 +105,7 @@ def test_the_winner_is_chosen_on_dev_and_confirmed_on_test(repo, tmp_path):
     assert data["ranking"]["bm25@s1"]["p95_ms"] == 2.0 and data["ranking"]["bm25@s3"]["p95_ms"] == 6.0
     assert data["ranking"]["bm25@s1"]["pareto"] is True and data["ranking"]["bm25@s3"]["pareto"] is False
     assert data["sides"] == {"s1": {"chunk_size": 100}, "s2": {"chunk_size": 200}, "s3": {"chunk_size": 300}}
+    assert data["dataset"] == "handbook", "the report page shows a sweep only on the data set it was made on"
     assert data["ranking"]["dense@s2"]["answer_s"] == 3.0 and data["ranking"]["bm25@s2"]["answer_s"] is None
     md = (out / "sweep.md").read_text()
     assert res.stdout == md
@@ -149,6 +150,36 @@ def test_bad_input_is_one_message_exit_2_and_nothing_written(repo, tmp_path, arg
     assert res.returncode == 2
     assert res.stderr.count("error:") == 1 and message in res.stderr, res.stderr
     assert written(out) == []
+
+
+@pytest.mark.bad_input
+def test_sides_on_different_data_sets_are_refused_with_nothing_written(repo, tmp_path):
+    params = repo / "params.yaml"
+    before = params.read_text()
+    try:
+        params.write_text(before.replace("dataset: handbook", "dataset: covidqa"))
+        res = sweep(repo, "--revs", "s1", "workspace", "--out", str(tmp_path / "out"))
+    finally:
+        params.write_text(before)
+    assert res.returncode == 2 and res.stderr.count("error:") == 1, res.stderr
+    assert "the sides ran on different data sets (s1: handbook, workspace: covidqa)" in res.stderr
+    assert written(tmp_path / "out") == []
+
+
+def test_an_old_latency_file_gives_no_latency_and_no_front(repo, tmp_path):
+    """A latency file without ``"timing": "warm"`` (the first config paid the model) is not
+    compared: the candidate has no latency, as on the report page."""
+    latency = repo / "metrics" / "latency" / "bm25.json"
+    before = latency.read_text()
+    try:
+        latency.write_text(json.dumps({"total": {"p95_ms": 1.0}}))
+        res = sweep(repo, "--revs", "s1", "workspace", "--no-split", "--out", str(tmp_path / "out"))
+    finally:
+        latency.write_text(before)
+    assert res.returncode == 0, res.stderr
+    ranking = json.loads((tmp_path / "out" / "sweep.json").read_text())["ranking"]
+    assert ranking["bm25@workspace"]["p95_ms"] is None and ranking["bm25@workspace"]["pareto"] is False
+    assert ranking["bm25@s1"]["p95_ms"] == 2.0
 
 
 @pytest.mark.bad_input

@@ -17,13 +17,16 @@ HTML. It is in the blob, a ``<script type="application/json">`` element, where `
 nodes only (never ``innerHTML``).
 
 Sections: the first screen (baseline, questions, the forest plot of each config's paired change
-in ``stats.measure`` with its interval and a zero line, coloured by the verdict after Holm,
-sorted by change); the config table (intervals, ranx letters with a legend, per-slice columns,
-unavailable configs with their reason); quality against cost; the questions x configs grid
-(filters: changed against the baseline only, one slice; every cell links to its question); the
-question view (rendered on demand from the blob when a link ``#q/ID`` is followed, so 1,000
-questions x 20 configs stays quick); the judge panel, with the answered configs compared by
-hand grades (paired difference, McNemar, fixed and broken questions); the sweep summary when one was given.
+in ``stats.measure`` with its interval and a zero line, coloured and shaped by the verdict after
+Holm, sorted by change); the config table (intervals on a second line, ranx letters with hover
+names, verdicts coloured with an arrow, per-slice columns, unavailable configs with their
+reason); quality against cost (fixed axes, names placed by :mod:`chart_labels`, "on the front" or
+"dominated"); the questions x configs grid (filters: changed against the baseline only, one
+slice, fixed or broken by one config; every cell links to its question); the question view
+(rendered on demand from the blob when a link ``#q/ID`` is followed, so 1,000 questions x 20
+configs stays quick; the searched text of a query transform, the rank of the relevant chunk on a
+miss); the judge panel, with the answered configs compared by hand grades (paired difference,
+McNemar, fixed and broken questions); the sweep summary when one was made on this data set.
 
 Deterministic: the same data give the same bytes (keys sorted, no timestamps, no random ids).
 """
@@ -35,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ablation.core.errors import InvalidData
+from rag_ablation.evaluation.report.chart_labels import Axis, log_axis, place_labels, zero_axis
 from rag_ablation.evaluation.report.html_assets import (PACKAGES, Package, inline_script, read_assets, read_page_files,
                                                         script_safe)
 
@@ -43,6 +47,23 @@ Json = dict[str, Any]
 VERDICT_COLOURS = {"real gain": "#1a9641", "real loss": "#d7191c", "within the noise": "#8c8c8c",
                    "no change": "#c8c8c8"}
 """The forest plot's colour per verdict (``statistics.comparison.verdict``)."""
+
+VERDICT_SHAPES = {"real gain": "triangle-up", "real loss": "triangle-down", "within the noise": "circle",
+                  "no change": "square"}
+"""The forest plot's shape per verdict: a second cue beside the colour, for readers who cannot
+tell the colours apart (the page's tables use the same arrows, ``report.js``)."""
+
+FRONT_COLOURS = {"on the front": "#d95f02", "dominated": "#7570b3"}
+"""The cost charts' colour of a point on the Pareto front and of a dominated one."""
+
+FRONT_SHAPES = {"on the front": "diamond", "dominated": "circle"}
+"""Their shapes: the second cue beside the colour."""
+
+CHART_WIDTH = 460
+"""The plot area's width of every chart, in pixels (vega-lite's ``width``)."""
+
+SCATTER_HEIGHT = 320
+"""The plot area's height of the cost charts, in pixels."""
 
 _JSON_ESCAPES = {"&": "\\u0026", "<": "\\u003c", ">": "\\u003e", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -66,65 +87,93 @@ def _y(names: Sequence[str], field: str = "config") -> Json:
 
 def forest_spec(rows: Sequence[Mapping[str, Any]], *, label: str, baseline: str, confidence: float) -> Json:
     """The forest plot: per config (rows already sorted) a rule from ``ci_low`` to ``ci_high`` and
-    a point at ``delta``, coloured by ``verdict``, and a rule at 0."""
+    a point at ``delta``, coloured and shaped by ``verdict``, and a rule at 0."""
     names = [r["config"] for r in rows]
     colour = {"field": "verdict", "type": "nominal", "title": "verdict (Holm)",
               "scale": {"domain": list(VERDICT_COLOURS), "range": list(VERDICT_COLOURS.values())}}
+    shape = {"field": "verdict", "type": "nominal", "title": "verdict (Holm)",
+             "scale": {"domain": list(VERDICT_SHAPES), "range": list(VERDICT_SHAPES.values())}}
     x_title = f"change in {label} against {baseline}, {confidence:.0%} interval"
     tooltip = [{"field": "config"}, {"field": "delta", "format": "+.3f"}, {"field": "ci_low", "format": "+.3f"},
                {"field": "ci_high", "format": "+.3f"}, {"field": "fixed"}, {"field": "broken"},
                {"field": "p_holm", "title": "Holm p"}, {"field": "verdict"}]
     return {
-        "width": 460, "height": {"step": 20},
+        "width": CHART_WIDTH, "height": {"step": 20},
         "layer": [
             {"data": {"values": [{"zero": 0}]}, "mark": {"type": "rule", "color": "#444", "strokeDash": [4, 3]},
              "encoding": {"x": {"field": "zero", "type": "quantitative"}}},
             {"data": {"values": list(rows)}, "mark": {"type": "rule", "strokeWidth": 2},
              "encoding": {"y": _y(names), "x": {"field": "ci_low", "type": "quantitative", "title": x_title},
                           "x2": {"field": "ci_high"}, "color": colour}},
-            {"data": {"values": list(rows)}, "mark": {"type": "point", "filled": True, "size": 70},
+            {"data": {"values": list(rows)}, "mark": {"type": "point", "filled": True, "size": 80},
              "encoding": {"y": _y(names), "x": {"field": "delta", "type": "quantitative"}, "color": colour,
-                          "tooltip": tooltip}},
+                          "shape": shape, "tooltip": tooltip}},
         ],
     }
 
 
+def _importance(points: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
+    """Points in the order their names are placed: the front first, then by value (best first),
+    then by name."""
+    return sorted(points, key=lambda p: (not p["front"], -p["value"], str(p[name])))
+
+
+def _labels_layer(x_enc: Json, y_enc: Json, name: str) -> Json:
+    """The names placed by ``chart_labels.place_labels`` (left-aligned at ``label_x``,
+    ``label_y``); a name it could not place is not drawn (its point's tooltip has it)."""
+    return {"transform": [{"filter": "datum.label_x !== null"}],
+            "mark": {"type": "text", "align": "left", "baseline": "middle", "fontSize": 10, "color": "#333"},
+            "encoding": {"x": {**x_enc, "field": "label_x"}, "y": {**y_enc, "field": "label_y"},
+                         "text": {"field": name}}}
+
+
 def pareto_spec(points: Sequence[Mapping[str, Any]], *, name: str, x: str, x_title: str, y_title: str) -> Json:
-    """Quality (``value``) against cost (``x``, log axis), the Pareto front (``front`` True)
-    joined by a line, each point labelled with its ``name`` field."""
-    x_enc = {"field": x, "type": "quantitative", "scale": {"type": "log"}, "title": x_title}
-    y_enc = {"field": "value", "type": "quantitative", "scale": {"zero": False}, "title": y_title}
-    front = {"field": "front", "type": "nominal", "title": "Pareto front",
-             "scale": {"domain": [True, False], "range": ["#d95f02", "#7570b3"]}}
+    """Quality (``value``, a share: axis 0 to 1) against cost (``x``, log axis from a power of ten
+    below the cheapest to one above the dearest), the Pareto front (``front`` True) joined by a
+    line, coloured and shaped "on the front" or "dominated", each name placed where it overlaps
+    no other (:func:`chart_labels.place_labels`) or, when it fits nowhere, shown on hover."""
+    x_axis = log_axis([float(p[x]) for p in points], CHART_WIDTH)
+    y_axis = Axis(0.0, 1.0, SCATTER_HEIGHT, flip=True)
+    rows = [{**p, "status": "on the front" if p["front"] else "dominated"} for p in _importance(points, name)]
+    rows = place_labels(rows, x=x, y="value", name=name, x_axis=x_axis, y_axis=y_axis)
+    x_enc = {"field": x, "type": "quantitative", "scale": x_axis.scale(), "title": x_title}
+    y_enc = {"field": "value", "type": "quantitative", "scale": y_axis.scale(), "title": y_title}
+    status = {"field": "status", "type": "nominal", "title": "Pareto front",
+              "scale": {"domain": list(FRONT_COLOURS), "range": list(FRONT_COLOURS.values())}}
+    shape = {**status, "scale": {"domain": list(FRONT_SHAPES), "range": list(FRONT_SHAPES.values())}}
     return {
-        "width": 460, "height": 300, "data": {"values": list(points)},
+        "width": CHART_WIDTH, "height": SCATTER_HEIGHT, "data": {"values": rows},
         "layer": [
-            {"transform": [{"filter": "datum.front"}], "mark": {"type": "line", "color": "#d95f02"},
+            {"transform": [{"filter": "datum.front"}], "mark": {"type": "line", "color": FRONT_COLOURS["on the front"]},
              "encoding": {"x": x_enc, "y": y_enc, "order": {"field": x}}},
             {"mark": {"type": "point", "filled": True, "size": 60},
-             "encoding": {"x": x_enc, "y": y_enc, "color": front,
-                          "tooltip": [{"field": name}, {"field": x}, {"field": "value"}]}},
-            {"mark": {"type": "text", "align": "left", "dx": 5, "dy": -5, "fontSize": 9},
-             "encoding": {"x": x_enc, "y": y_enc, "text": {"field": name}}},
+             "encoding": {"x": x_enc, "y": y_enc, "color": status, "shape": shape,
+                          "tooltip": [{"field": name}, {"field": x, "title": "P95 ms"},
+                                      {"field": "value", "format": ".3f"}, {"field": "status"}]}},
+            _labels_layer(x_enc, y_enc, name),
         ],
     }
 
 
 def answer_cost_spec(points: Sequence[Mapping[str, Any]]) -> Json:
-    """Hand-graded answer accuracy with its interval against median seconds per answer."""
-    x_enc = {"field": "seconds", "type": "quantitative", "scale": {"zero": False},
-             "title": "median seconds per answer"}
+    """Hand-graded answer accuracy with its interval (axis 0 to 1) against median seconds per
+    answer (axis from 0), each name placed as on the cost chart."""
+    x_axis = zero_axis([float(p["seconds"]) for p in points], CHART_WIDTH)
+    y_axis = Axis(0.0, 1.0, SCATTER_HEIGHT, flip=True)
+    rows = place_labels(sorted(points, key=lambda p: (-p["value"], p["config"])), x="seconds", y="value",
+                        name="config", x_axis=x_axis, y_axis=y_axis)
+    x_enc = {"field": "seconds", "type": "quantitative", "scale": x_axis.scale(), "title": "median seconds per answer"}
+    y_enc = {"field": "value", "type": "quantitative", "scale": y_axis.scale(),
+             "title": "answer accuracy (hand grades)"}
     return {
-        "width": 460, "height": 220, "data": {"values": list(points)},
+        "width": CHART_WIDTH, "height": SCATTER_HEIGHT, "data": {"values": rows},
         "layer": [
-            {"mark": "rule", "encoding": {"x": x_enc, "y": {"field": "ci_low", "type": "quantitative",
-                                                            "title": "answer accuracy (hand grades)"},
-                                          "y2": {"field": "ci_high"}}},
+            {"mark": "rule", "encoding": {"x": x_enc, "y": {**y_enc, "field": "ci_low"}, "y2": {"field": "ci_high"}}},
             {"mark": {"type": "point", "filled": True, "size": 60},
-             "encoding": {"x": x_enc, "y": {"field": "value", "type": "quantitative"},
-                          "tooltip": [{"field": "config"}, {"field": "value", "format": ".3f"}, {"field": "n"}]}},
-            {"mark": {"type": "text", "align": "left", "dx": 6, "fontSize": 10},
-             "encoding": {"x": x_enc, "y": {"field": "value", "type": "quantitative"}, "text": {"field": "config"}}},
+             "encoding": {"x": x_enc, "y": y_enc,
+                          "tooltip": [{"field": "config"}, {"field": "seconds", "format": ".2f"},
+                                      {"field": "value", "format": ".3f"}, {"field": "n"}]}},
+            _labels_layer(x_enc, y_enc, "config"),
         ],
     }
 
@@ -143,7 +192,7 @@ def chart_specs(data: Mapping[str, Any]) -> Json:
     if data["answer_cost"]:
         charts["answer_cost"] = answer_cost_spec(data["answer_cost"])
     sweep = data.get("sweep")
-    if sweep:
+    if sweep and "rows" in sweep:
         points = [{"candidate": r["candidate"], "p95_ms": r["p95_ms"], "value": r["value"], "front": bool(r["pareto"])}
                   for r in sweep["rows"] if isinstance(r.get("p95_ms"), (int, float)) and r["p95_ms"] > 0]
         if points:

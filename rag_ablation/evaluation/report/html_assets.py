@@ -88,9 +88,9 @@ class PageFile:
 
 
 PAGE_FILES = {
-    "skeleton": PageFile("report.html", "6e610d1b7e9ce07dcbecce0a33daff6d5da64b876b9539993b7df1267a871178"),
-    "style": PageFile("report.css", "ae1e47b5727c176a878defdfcf03da00b2c8af391abd8c6e3651d655be499e2e"),
-    "app": PageFile("report.js", "ac97028d34e16cc745d31d81ea2aa03ac2ee8c0fcd15118f2574beae0d0c351c"),
+    "skeleton": PageFile("report.html", "eb8a17e0dd091ab6e5e41180d2a08adb9c8e02c3720edd22d4dc9330e24b0e8b"),
+    "style": PageFile("report.css", "20edcc32b5806345a50ea3a1dd1f5c5b92db4b065ebcc928113086b4ef711c9e"),
+    "app": PageFile("report.js", "e284eb27f708216f66e9f4bdcb6121d2b5d4ae8f07465831e82314bd47c9e58b"),
 }
 """Part of ``metrics/report.html`` -> its file. ``skeleton``: the page's HTML, with the
 placeholders ``{style}``, ``{libraries}``, ``{data}`` and ``{app}`` that

@@ -14,17 +14,21 @@ no stage writes them:
   and it wins more of the disagreements (the sweep summary's procedure,
   :mod:`rag_ablation.evaluation.statistics.sweep`, on the questions answerable in every config);
 - the *cost* points (:func:`cost_points`): recall of ``stats.measure`` against the P95
-  retrieval latency per query (``total.p95_ms`` of ``metrics/latency/CONFIG.json``), with the
-  Pareto front (``sweep.pareto_front``), and answer accuracy (hand grades) against the median
-  seconds per answer (``answer.p50_ms`` of ``metrics/latency/generate_CONFIG.json``).
+  retrieval latency per query (``total.p95_ms`` of ``metrics/latency/CONFIG.json``, read only
+  from a file timed by the shared rule, ``metrics_view.retrieval_p95``), with the Pareto front
+  (``sweep.pareto_front``), and answer accuracy (hand grades) against the median seconds per
+  answer (``answer.p50_ms`` of ``metrics/latency/generate_CONFIG.json``).
 
 Per question (:func:`question_entries`, :func:`grid`, :func:`rankings`): the question, its
 spans and audit lines; its 0/1 value of ``stats.measure`` in every available config (``None``
 for an unanswerable question); each config's top ``k`` passages (``k`` = the measure's cut-off)
 with rank, score and whether the chunking's labels count it relevant, the passage texts stored
 once per chunking; each answered config's answer, its judges' verdicts and hand grade
-(``metrics/scores/verdicts.csv``) and the failure kind from the hand grades. A question is
-*changed* when some config's value differs from the baseline's.
+(``metrics/scores/verdicts.csv``) and the failure kind from the hand grades; on a miss, where the
+first relevant chunk ranked (:func:`deeper_relevant`); the text each query transform searched
+with (:func:`searched_texts`). A question is *changed* when some config's value differs from the
+baseline's. The sweep summary is shown only when it was made on params' data set
+(:func:`sweep_entries`).
 
 The metrics files are read through :mod:`rag_ablation.evaluation.report.metrics_view` (which
 configs are available, their paired changes and verdicts, the judges, the answer comparison,
@@ -37,7 +41,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +54,14 @@ from rag_ablation.evaluation.report.metrics_view import (answer_comparison as re
                                                          calibration, canary_results, change_of, change_verdict,
                                                          config_metrics, failure_table, hand_accuracy, is_calibrated,
                                                          latency_value, length_bias, length_bias_ran,
-                                                         sweep_view, vs_baseline)
+                                                         retrieval_p95, sweep_view, vs_baseline)
 from rag_ablation.evaluation.report.plot_data import LABELS
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
 from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF
-from rag_ablation.evaluation.statistics.sweep import (beats, candidate_matrix, letters, pairwise_wins, pareto_front,
-                                                      sign_test_matrix)
+from rag_ablation.evaluation.statistics.sweep import (COST_TOLERANCE, beats, candidate_matrix, letters, pairwise_wins,
+                                                      pareto_front, sign_test_matrix)
+from rag_ablation.support.latency_rule import WARM_RULE
 
 Json = dict[str, Any]
 Row = Mapping[str, Any]
@@ -105,7 +110,9 @@ def read_verdicts(path: Path) -> list[Json]:
 @dataclass(frozen=True)
 class Inputs:
     """What the page is built from, read (``read_inputs``). ``runs``, ``labels`` and ``answers``
-    are keyed by config or chunking name; ``p95_ms`` and ``answer_s`` by config (None: unknown)."""
+    are keyed by config or chunking name; ``p95_ms`` and ``answer_s`` by config (None: unknown);
+    ``queries`` by query transform, the ``queries@NAME`` outputs of the transforms other than
+    ``none`` that some config uses."""
 
     stats: Json
     judge: Json
@@ -119,13 +126,15 @@ class Inputs:
     p95_ms: dict[str, float | None]
     answer_s: dict[str, float | None]
     sweep: Json | None
+    queries: dict[str, Json] = field(default_factory=dict)
 
 
 def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdicts: Path, questions: Path,
                 audit: Path, runs: Path, labels: Path, answers: Path, latency: Path,
-                sweep: Path | None = None) -> Inputs:
+                sweep: Path | None = None, queries: Path | None = None) -> Inputs:
     """Read every input of the page for the configs of ``params`` (names from params, never a
-    folder listing). ``sweep`` is optional: None, or a path that may not exist."""
+    folder listing). ``sweep`` is optional: None, or a path that may not exist. ``queries`` is the
+    folder of the ``queries@NAME`` outputs (None: the searched texts are not shown)."""
     configs = list(params.retrieval)
     run_files = {c: read_output(runs / f"{c}.json", f"retrieve@{c}") for c in configs}
     chunkings = sorted({params.config(c).chunking for c in configs})
@@ -137,10 +146,19 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
         audit=read_audit(audit), runs=run_files,
         labels={ch: dict(v.get("relevant", {})) for ch, v in label_files.items()},
         answers=answer_files, verdicts=read_verdicts(verdicts),
-        p95_ms={c: latency_value(latency, c, "total", "p95_ms") for c in configs},
+        p95_ms={c: retrieval_p95(latency, c) for c in configs},
         answer_s={c: _seconds(latency_value(latency, f"generate_{c}", "answer", "p50_ms"))
                   for c in params.generation.configs},
-        sweep=read_output(sweep, "sweep-report") if sweep is not None and sweep.is_file() else None)
+        sweep=read_output(sweep, "sweep-report") if sweep is not None and sweep.is_file() else None,
+        queries={} if queries is None else {t: read_output(queries / f"{t}.json", f"queries@{t}")
+                                            for t in transforms_shown(params)})
+
+
+def transforms_shown(params: Params) -> list[str]:
+    """The query transforms other than kind ``none`` that some config of params searches with,
+    sorted: the ones whose searched text the question view shows."""
+    return sorted({params.config(c).query for c in params.retrieval
+                   if params.transform(params.config(c).query).kind != "none"})
 
 
 def _seconds(ms: float | None) -> float | None:
@@ -213,6 +231,7 @@ def config_entries(inputs: Inputs, params: Params) -> list[Json]:
     for name in params.retrieval:
         entry: Json = {"name": name, "baseline": name == settings.baseline,
                        "chunking": params.config(name).chunking, "answered": name in params.generation.configs,
+                       "query": params.config(name).query,
                        "p95_ms": inputs.p95_ms.get(name)}
         m = config_metrics(inputs.stats, name)
         if not available(inputs.stats, name) or name not in marks:
@@ -238,13 +257,21 @@ def forest_rows(configs: Sequence[Json]) -> list[Json]:
 
 def cost_points(configs: Sequence[Json], measure: str) -> list[Json]:
     """Recall of ``measure`` against P95 retrieval latency per available config, ``front`` True
-    on the Pareto front (a config without a latency is left out of the chart)."""
+    on the Pareto front (``sweep.pareto_front``: latencies within ``COST_TOLERANCE`` count as the
+    same cost); a config without a latency timed by the shared rule (``metrics_view.retrieval_p95``)
+    is left out of the chart (:func:`cost_missing` names it)."""
     recall = RECALL_OF[measure]
     have = [c for c in configs if c.get("available") and c.get("p95_ms") is not None and c["measures"].get(recall)]
     front = pareto_front([c["measures"][recall]["value"] for c in have], [c["p95_ms"] for c in have])
     return [{"config": c["name"], "p95_ms": c["p95_ms"], "value": c["measures"][recall]["value"],
              "ci_low": c["measures"][recall]["ci_low"], "ci_high": c["measures"][recall]["ci_high"],
              "front": bool(f)} for c, f in zip(have, front)]
+
+
+def cost_missing(configs: Sequence[Json]) -> list[str]:
+    """The available configs left out of the cost chart: no latency file timed by the shared rule
+    (missing, unreadable, or written by an older rule: rerun their ``retrieve@CONFIG``)."""
+    return [c["name"] for c in configs if c.get("available") and c.get("p95_ms") is None]
 
 
 def answer_points(inputs: Inputs, params: Params) -> list[Json]:
@@ -290,24 +317,28 @@ def changed(grid_values: Mapping[str, Sequence[int | None]], baseline: str) -> l
             for i in range(len(base))]
 
 
-def rankings(inputs: Inputs, params: Params, configs: Sequence[Json], k: int) -> tuple[Json, Json]:
+def rankings(inputs: Inputs, params: Params, configs: Sequence[Json], k: int) -> tuple[Json, Json, Json]:
     """(config -> per question (file order) its top ``k`` as ``[chunk, score, relevant 0/1]``,
-    chunking -> chunk -> text of every chunk shown). A config whose run is not ok has none."""
+    chunking -> chunk -> text of every chunk shown, config -> :func:`deeper_relevant` per
+    question). A config whose run is not ok has none."""
     shown: dict[str, dict[str, str]] = {}
     out: Json = {}
+    deeper: Json = {}
     for c in configs:
         run = inputs.runs.get(c["name"], {})
         if run.get("status") != "ok":
             continue
         chunking = params.config(c["name"]).chunking
+        texts = shown.setdefault(chunking, {})
+        relevant = inputs.labels.get(chunking, {})
         try:
-            out[c["name"]] = _top_k(run, inputs.questions, inputs.labels.get(chunking, {}), k,
-                                    shown.setdefault(chunking, {}))
+            out[c["name"]] = _top_k(run, inputs.questions, relevant, k, texts)
+            deeper[c["name"]] = deeper_relevant(run, inputs.questions, relevant, k, texts)
         except (KeyError, TypeError, AttributeError):
             raise InvalidData(f"the run file of {c['name']!r} is not a run the retrieve stage writes (questions "
                               f"with id and ranking, passages): regenerate it with `dvc repro -f retrieve@{c['name']}`"
                               ) from None
-    return out, {ch: dict(sorted(t.items())) for ch, t in sorted(shown.items())}
+    return out, {ch: dict(sorted(t.items())) for ch, t in sorted(shown.items())}, deeper
 
 
 def _top_k(run: Mapping[str, Any], questions: Sequence[Question], relevant: Mapping[str, Sequence[str]], k: int,
@@ -323,6 +354,41 @@ def _top_k(run: Mapping[str, Any], questions: Sequence[Question], relevant: Mapp
         for x in top:
             texts.setdefault(x["chunk"], str(passages.get(x["chunk"], "")))
     return per_question
+
+
+def deeper_relevant(run: Mapping[str, Any], questions: Sequence[Question], relevant: Mapping[str, Sequence[str]],
+                    k: int, texts: dict[str, str]) -> list[Json | None]:
+    """Per question (file order), for a miss (no relevant chunk in the top ``k``) of an answerable
+    question: ``{"rank": the 1-based rank of the first relevant chunk in the stored ranking,
+    "chunk", "score"}``, or ``{"rank": None, "stored": the stored ranking's length}`` when none of
+    the stored chunks is relevant. None for a hit, an unanswerable question, or a question the
+    run did not rank. Adds the text of a chunk it names to ``texts``."""
+    by_id = {r["id"]: r for r in run["questions"]}
+    out: list[Json | None] = []
+    for q in questions:
+        ranking = by_id.get(q.id, {}).get("ranking")
+        rel = set(relevant.get(q.id, []))
+        if not q.answerable or not ranking or any(x["chunk"] in rel for x in ranking[:k]):
+            out.append(None)
+            continue
+        found = next(((r, x) for r, x in enumerate(ranking, start=1) if x["chunk"] in rel), None)
+        if found is None:
+            out.append({"rank": None, "stored": len(ranking)})
+            continue
+        rank, x = found
+        texts.setdefault(x["chunk"], str(run["passages"].get(x["chunk"], "")))
+        out.append({"rank": rank, "chunk": str(x["chunk"]), "score": float(x["score"])})
+    return out
+
+
+def searched_texts(inputs: Inputs) -> dict[str, list[str | None]]:
+    """Query transform -> per question (file order) the text its configs searched with, None
+    where it is the question itself (or the transform's output has none for it)."""
+    out: dict[str, list[str | None]] = {}
+    for name, transformed in sorted(inputs.queries.items()):
+        texts = transformed.get("queries") or {}
+        out[name] = [None if texts.get(q.id) in (None, q.question) else str(texts[q.id]) for q in inputs.questions]
+    return out
 
 
 def failure_kinds(judge: Mapping[str, Any], config: str) -> dict[str, str]:
@@ -415,15 +481,23 @@ def _estimate(d: Mapping[str, Any] | None) -> Json | None:
     return {"value": d["estimate"], "ci_low": d.get("low"), "ci_high": d.get("high"), "n": d.get("n")}
 
 
-def sweep_entries(sweep: Mapping[str, Any] | None) -> Json | None:
-    """The sweep summary's ranking, best rank first (then name), and its headline; None without one
-    (``metrics_view.sweep_view``, as JSON)."""
+def sweep_entries(sweep: Mapping[str, Any] | None, dataset: str) -> Json | None:
+    """The sweep summary's ranking, best rank first (then name), and its headline, when it was made
+    on ``dataset`` (its ``dataset`` key, written by ``sweep-report``); ``{"reason": ...}`` when it
+    was made on another data set or does not say on which (made before it was recorded); None
+    without one (``metrics_view.sweep_view``, as JSON)."""
     view = sweep_view(sweep)
-    if view is None:
+    if view is None or sweep is None:
         return None
+    made_on = sweep.get("dataset")
+    if made_on != dataset:
+        said = (f"was made on the data set {made_on!r}" if made_on else
+                "does not record its data set (written before sweep-report recorded it)")
+        return {"reason": f"metrics/sweep.json {said}, and this report is on {dataset!r}: its sweep section is "
+                          "not shown; run `rag-ablation sweep-report` on sides of this data set to get one"}
     return {"rows": [dict(r) for r in view.rows], "measure": view.measure, "baseline": view.baseline,
             "chosen_on": view.chosen_on, "questions": view.questions, "winner": view.winner,
-            "tie_set_size": view.tie_set_size}
+            "tie_set_size": view.tie_set_size, "dataset": made_on}
 
 
 # --------------------------------------------------------------------------- the whole page
@@ -435,7 +509,7 @@ def page_data(inputs: Inputs, params: Params) -> Json:
     k = measure_k(settings.measure)
     configs = config_entries(inputs, params)
     values = grid(inputs, configs, settings.measure)
-    ranked, passages = rankings(inputs, params, configs, k)
+    ranked, passages, deeper = rankings(inputs, params, configs, k)
     base = next((c for c in configs if c["baseline"]), None)
     return {
         "meta": {"baseline": settings.baseline, "baseline_available": bool(base and base.get("available")),
@@ -443,17 +517,21 @@ def page_data(inputs: Inputs, params: Params) -> Json:
                  "confidence": settings.confidence, "method": settings.method, "resamples": settings.resamples,
                  "n_questions": len(inputs.questions), "n_answerable": sum(q.answerable for q in inputs.questions),
                  "n_baseline": base.get("n") if base else None, "alpha": round(1 - settings.confidence, 10),
-                 "judges": list(params.judge.judges)},
+                 "judges": list(params.judge.judges), "dataset": params.dataset,
+                 "latency_rule": WARM_RULE, "cost_tolerance": COST_TOLERANCE},
         "configs": configs,
         "forest": forest_rows(configs),
         "cost": cost_points(configs, settings.measure),
+        "cost_missing": cost_missing(configs),
         "answer_cost": answer_points(inputs, params),
         "questions": question_entries(inputs),
         "grid": values,
         "changed": changed(values, settings.baseline),
         "rankings": ranked,
+        "deeper": deeper,
+        "searched": searched_texts(inputs),
         "passages": passages,
         "answers": answer_entries(inputs, params),
         "judge": judge_panel(inputs.judge, list(params.judge.judges)),
-        "sweep": sweep_entries(inputs.sweep),
+        "sweep": sweep_entries(inputs.sweep, params.dataset),
     }

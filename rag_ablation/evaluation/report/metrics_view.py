@@ -12,7 +12,8 @@ The readers are the Markdown report (:mod:`rag_ablation.evaluation.report.markdo
   ``grades``; ``metrics/judge.json`` is the same numbers without question ids and statuses, for
   ``dvc metrics``, and no report reads it;
 - ``metrics/sweep.json`` (``rag-ablation sweep-report``, :mod:`rag_ablation.evaluation.report.sweep`);
-- the latency files ``metrics/latency/NAME.json`` (``STEP.PERCENTILE`` in milliseconds).
+- the latency files ``metrics/latency/NAME.json`` (``STEP.PERCENTILE`` in milliseconds; a retrieval
+  file's ``total`` counts only when its ``timing`` is ``support.latency_rule.WARM``).
 
 ``core.io.read_output`` reads any of them (and the other JSON files a stage wrote that the HTML
 page reads: runs, labels, answers) with one message naming the stage to rerun when it is
@@ -31,6 +32,7 @@ from typing import Any
 
 from rag_ablation.evaluation.statistics.comparison import verdict
 from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
+from rag_ablation.support.latency_rule import warm_total_ms
 
 Json = Mapping[str, Any]
 
@@ -252,21 +254,47 @@ def sweep_view(sweep: Json | None) -> SweepView | None:
 # --------------------------------------------------------------------------- latency files
 
 
+def _latency_json(text: str) -> Json:
+    """A latency file's content; ``{}`` when the text is not a JSON object."""
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, Mapping) else {}
+
+
 def latency_in(text: str, step: str, percentile: str) -> float | None:
     """``STEP.PERCENTILE`` (milliseconds) of a latency file's text; None when the value is missing
     or the text unreadable: latency files are leaf records of timing, never inputs (also
     ``rag-ablation sweep-report``'s reader, on any side's copy of the file)."""
-    try:
-        value = json.loads(text).get(step, {}).get(percentile)
-    except (json.JSONDecodeError, AttributeError):
-        return None
+    block = _latency_json(text).get(step)
+    value = block.get(percentile) if isinstance(block, Mapping) else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def retrieval_p95_in(text: str) -> float | None:
+    """The P95 retrieval latency per query (ms) of a retrieval latency file's text, only when it
+    was timed by the rule every config shares (``support.latency_rule.warm_total_ms``); None otherwise
+    (timed by an older rule, missing, unreadable). The report page and ``sweep-report`` both read
+    retrieval latency here, so their Pareto fronts use one rule."""
+    return warm_total_ms(_latency_json(text))
+
+
+def _file_text(folder: Path, name: str) -> str | None:
+    path = folder / f"{name}.json"
+    try:
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+    except UnicodeDecodeError:
+        return None
 
 
 def latency_value(folder: Path, name: str, step: str, percentile: str) -> float | None:
     """``latency_in`` of ``folder/NAME.json``; None when the file is missing or not UTF-8."""
-    path = folder / f"{name}.json"
-    try:
-        return latency_in(path.read_text(encoding="utf-8"), step, percentile) if path.is_file() else None
-    except UnicodeDecodeError:
-        return None
+    text = _file_text(folder, name)
+    return None if text is None else latency_in(text, step, percentile)
+
+
+def retrieval_p95(folder: Path, name: str) -> float | None:
+    """``retrieval_p95_in`` of ``folder/NAME.json``; None when the file is missing or not UTF-8."""
+    text = _file_text(folder, name)
+    return None if text is None else retrieval_p95_in(text)

@@ -14,7 +14,8 @@ from rag_ablation.evaluation.report.formatting import interval, num, p_value, sh
 from rag_ablation.evaluation.report.plot_data import measure_label
 from rag_ablation.evaluation.statistics.comparison import rounded, rounded_p
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, METRICS_INTERVAL, Interval, interval_dict
-from rag_ablation.evaluation.statistics.sweep import PROCEDURE, SweepSummary, letters
+from rag_ablation.evaluation.statistics.sweep import COST_TOLERANCE, PROCEDURE, SweepSummary, letters
+from rag_ablation.support.latency_rule import WARM_RULE
 
 
 def order(s: SweepSummary) -> list[int]:
@@ -35,9 +36,11 @@ def _optional(x: float | None) -> float | None:
     return None if x is None else rounded(x)
 
 
-def summary_json(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+def summary_json(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 dataset: str | None = None) -> dict[str, Any]:
     """The metrics file's content (module docstring). ``sides`` maps a side label to the params
-    that set it apart from the other sides."""
+    that set it apart from the other sides; ``dataset`` names the data set the sides ran on (the
+    report page shows the sweep only on that data set; None: not known)."""
     mark = letter_of(s)
     ranking = {}
     for k, name in enumerate(s.names):
@@ -61,7 +64,7 @@ def summary_json(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | None 
         winner["winners_curse"] = _iv(c.curse)
     unit = "source documents" if s.settings.cluster else "questions"
     return {
-        "measure": s.measure, "chosen_on": s.chosen_on, "questions": s.n,
+        "dataset": dataset, "measure": s.measure, "chosen_on": s.chosen_on, "questions": s.n,
         "test_questions": None if c is None else c.n, "candidates": len(s.names), "baseline": s.names[s.baseline],
         "procedure": PROCEDURE, "level": rounded(s.alpha), "resamples": s.settings.resamples,
         "seed": s.settings.seed, "resampled": unit, "winner": winner,
@@ -178,10 +181,13 @@ def format_markdown(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | No
     parts += ["", "## Quality against cost", ""]
     if any(x is not None for x in s.p95_ms):
         parts.append(f"{label} against the P95 retrieval latency per query (`metrics/latency/CONFIG.json`, "
-                     "`total.p95_ms`, measured on the machine and run that scored it). On the Pareto front "
-                     f"(nothing is both as good and as fast): {', '.join(f'`{s.names[k]}`' for k in front) or 'none'}.")
+                     f"`total.p95_ms`, measured on the machine and run that scored it: {WARM_RULE}). On the Pareto "
+                     f"front (nothing is both as good and as fast; latencies within {COST_TOLERANCE:.0%} of each "
+                     "other count as the same cost): "
+                     f"{', '.join(f'`{s.names[k]}`' for k in front) or 'none'}.")
     else:
-        parts.append("No candidate has a latency file: the cost side is not known.")
+        parts.append("No candidate has a latency timed with every config alike (`\"timing\": \"warm\"` in "
+                     "`metrics/latency/CONFIG.json`; rerun the experiments): the cost side is not known.")
     if any(x is not None for x in s.answer_s):
         parts.append("Where a candidate generated answers (`generation.configs`), the table adds its median seconds "
                      "per answer (`metrics/latency/generate_CONFIG.json`, `answer.p50_ms`; a prompt-cache hit "

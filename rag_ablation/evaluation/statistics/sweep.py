@@ -36,8 +36,10 @@ The *win rate* against the baseline is ``wins / (wins + losses)`` over the disag
 (None when there are none).
 
 Quality against cost (:func:`pareto_front`): a candidate is on the front when no other is at
-least as good on the measure and at least as fast (P95 retrieval latency per query), and strictly
-better on one. A candidate without a latency is neither on the front nor dominates any other.
+least as good on the measure and at least as fast (P95 retrieval latency per query, latencies
+within :data:`COST_TOLERANCE` of each other counting as equal), and strictly better on one. A
+candidate without a latency (none timed by the shared rule, ``support.latency_rule.WARM``) is neither
+on the front nor dominates any other.
 
 Dev and test (:func:`summarise`): the winner is the dev-best candidate (the first of exact
 ties, in candidate order); its test mean and interval, its paired change against the baseline on
@@ -234,15 +236,30 @@ def win_rate(wins: np.ndarray, i: int, j: int) -> float | None:
 # ------------------------------------------------------------------------------ the front
 
 
-def pareto_front(quality: Sequence[float], cost: Sequence[float | None]) -> list[bool]:
-    """True for each candidate no other dominates (at least as good and as cheap, strictly better
-    on one). A candidate with cost None is never on the front and dominates nothing."""
+COST_TOLERANCE = 0.25
+"""Two latencies within this share of each other count as the same cost on the Pareto front
+(:func:`pareto_front`): timings of a shared machine move by about this much from one run to the
+next, so a smaller difference is not evidence that one config is faster."""
+
+
+def pareto_front(quality: Sequence[float], cost: Sequence[float | None],
+                 tolerance: float = COST_TOLERANCE) -> list[bool]:
+    """True for each candidate no other dominates. ``j`` dominates ``i`` when it is at least as
+    good (``q_j >= q_i``) and no costlier beyond the tolerance (``c_j <= c_i * (1 + tolerance)``),
+    and strictly better on one: ``q_j > q_i``, or cheaper beyond the tolerance
+    (``c_j * (1 + tolerance) < c_i``). So costs within the tolerance are compared on quality
+    alone, and timing noise smaller than the tolerance cannot move a candidate on or off the
+    front. ``tolerance`` 0 is the textbook front. A candidate with cost None is never on the
+    front and dominates nothing."""
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be 0 or more; got {tolerance}")
+    slack = 1.0 + tolerance
     out = []
     for i, (qi, ci) in enumerate(zip(quality, cost)):
         if ci is None:
             out.append(False)
             continue
-        dominated = any(cj is not None and qj >= qi and cj <= ci and (qj > qi or cj < ci)
+        dominated = any(cj is not None and qj >= qi and cj <= ci * slack and (qj > qi or cj * slack < ci)
                         for j, (qj, cj) in enumerate(zip(quality, cost)) if j != i)
         out.append(not dominated)
     return out

@@ -48,10 +48,18 @@ def chunk_text(chunking: str, i: int) -> str:
     return head + (f"Some words first. {span(i)}. Tail words." if i < 8 else f"Filler passage {i} about nothing.")
 
 
-def ranking(hit: bool, i: int) -> list[dict]:
+DEEP = ("dense", 2)
+"""dense misses q2 in its top 5, but ranks q2's relevant chunk 7th (every other miss ranks it nowhere)."""
+SEARCHED = {"q0": "rewritten: what sits in chunk 0 <i>?</i>", "q3": "rewritten three"}
+"""The rewrite transform's texts that differ from their question (the others are the question)."""
+
+
+def ranking(hit: bool, i: int, deep: bool = False) -> list[dict]:
     ids = [f"t/d.md#{j}" for j in range(10, 20)]
     if hit:
         ids = ids[:2] + [f"t/d.md#{i}"] + ids[2:9]
+    elif deep:
+        ids = ids[:6] + [f"t/d.md#{i}"] + ids[6:9]
     return [{"chunk": c, "score": round(0.9 - 0.05 * r, 4)} for r, c in enumerate(ids)]
 
 
@@ -80,10 +88,13 @@ def tiny_project(d: Path) -> Path:
             run.update(status="unavailable", reason="cross-encoder 'no-such' is not on this machine")
         else:
             for i, q in enumerate(questions):
-                top = ranking(i < 8 and bool(HITS[name][i]), i)
+                top = ranking(i < 8 and bool(HITS[name][i]), i, deep=(name, i) == DEEP)
                 run["questions"].append({"id": q["id"], "answerable": i < 8, "ranking": top})
                 run["passages"].update({x["chunk"]: chunk_text(chunking, int(x["chunk"].split("#")[1])) for x in top})
         write(d / f"build/runs/{name}.json", json.dumps(run))
+    texts = {q["id"]: SEARCHED.get(q["id"], q["question"]) for q in questions}
+    write(d / "build/queries/rewrite.json", json.dumps({"transform": "rewrite", "kind": "rewrite", "status": "ok",
+                                                        "reason": None, "queries": texts, "empty_outputs": []}))
     for chunking in params.chunkings:
         write(d / f"build/labels/{chunking}.json", json.dumps({"relevant": {f"q{i}": [f"t/d.md#{i}"] for i in range(8)}}))
     answers = [{"id": f"q{i}", "answer": f"answer {i}" if i % 2 else f"<img src=x onerror=alert(1)> {i}"}
@@ -126,10 +137,11 @@ def tiny_project(d: Path) -> Path:
                  "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}}}
     write(d / "metrics/judge_detail.json", json.dumps(judge))
     for name, ms in P95.items():
-        write(d / f"metrics/latency/{name}.json", json.dumps({"total": {"p95_ms": ms}}))
+        write(d / f"metrics/latency/{name}.json", json.dumps({"timing": "warm", "total": {"p95_ms": ms}}))
     write(d / "metrics/latency/generate_bm25.json", json.dumps({"answer": {"p50_ms": 2500.0}}))
     write(d / "metrics/sweep.json", json.dumps({
-        "measure": "hit_at_5", "baseline": "dense@a", "chosen_on": "all", "questions": 8, "tie_set_size": 2,
+        "dataset": "handbook", "measure": "hit_at_5", "baseline": "dense@a", "chosen_on": "all", "questions": 8,
+        "tie_set_size": 2,
         "winner": {"name": "bm25@a"},
         "ranking": {n: {"letter": ch, "value": v, "ci_low": v - 0.1, "ci_high": v + 0.1, "rank": r, "rank_low": 1,
                         "rank_high": 2, "beats": "", "in_tie_set": True, "p95_ms": p, "pareto": f}
@@ -141,7 +153,8 @@ def stage_args(d: Path, out: str = "metrics/report.html") -> list[str]:
     return ["--stats", "metrics/stats.json", "--judge", "metrics/judge_detail.json",
             "--scores", "metrics/scores/retrieval.csv", "--verdicts", "metrics/scores/verdicts.csv",
             "--questions", "build/questions.jsonl", "--audit", "build/audit.jsonl", "--runs", "build/runs",
-            "--labels", "build/labels", "--answers", "build/answers", "--latency", "metrics/latency",
+            "--labels", "build/labels", "--answers", "build/answers", "--queries", "build/queries",
+            "--latency", "metrics/latency",
             "--sweep", "metrics/sweep.json", "--out", out]
 
 
@@ -154,7 +167,8 @@ def inputs_of(d: Path, **changes) -> html_data.Inputs:
     paths = {"stats": "metrics/stats.json", "judge": "metrics/judge_detail.json",
              "scores": "metrics/scores/retrieval.csv", "verdicts": "metrics/scores/verdicts.csv",
              "questions": "build/questions.jsonl", "audit": "build/audit.jsonl", "runs": "build/runs",
-             "labels": "build/labels", "answers": "build/answers", "latency": "metrics/latency",
+             "labels": "build/labels", "answers": "build/answers", "queries": "build/queries",
+             "latency": "metrics/latency",
              "sweep": "metrics/sweep.json", **changes}
     return html_data.read_inputs(load_config(d / "params.yaml"),
                                  **{k: None if v is None else d / v for k, v in paths.items()})
@@ -228,6 +242,45 @@ def test_cost_points_and_their_pareto_front(data):
                                     "n": 8}]
 
 
+def test_a_miss_shows_where_the_relevant_chunk_ranked(data):
+    """dense misses q2 in the top 5 and ranks its relevant chunk 7th; its other misses rank it
+    nowhere in the stored 10; hits and the unanswerable question have nothing to show."""
+    deeper = data["deeper"]["dense"]
+    assert deeper[2] == {"rank": 7, "chunk": "t/d.md#2", "score": round(0.9 - 0.05 * 6, 4)}
+    assert deeper[3] == {"rank": None, "stored": 10}
+    assert deeper[0] is None and deeper[8] is None  # a hit; the unanswerable u0
+    assert data["passages"]["base"]["t/d.md#2"] == chunk_text("base", 2), "the deep chunk's text is in the page"
+    assert [i for i, x in enumerate(data["deeper"]["bm25"]) if x] == [5, 7]  # bm25's misses
+
+
+def test_the_searched_text_of_a_transform_is_shown_where_it_differs_from_the_question(data):
+    assert data["searched"] == {"rewrite": [SEARCHED.get(f"q{i}") for i in range(8)] + [None]}
+    assert {c["name"]: c["query"] for c in data["configs"]}["rewrite"] == "rewrite"
+
+
+def test_the_cost_chart_says_its_rule_and_which_configs_it_leaves_out(project):
+    data = html_data.page_data(inputs_of(project), load_config(project / "params.yaml"))
+    assert data["meta"]["latency_rule"].startswith("P95 per query over the questions, every config timed alike")
+    assert data["meta"]["cost_tolerance"] == 0.25 and data["cost_missing"] == []
+    old = project / "metrics/latency_old"
+    shutil.copytree(project / "metrics/latency", old, dirs_exist_ok=True)
+    write(old / "hybrid.json", json.dumps({"total": {"p95_ms": 3.0}}))  # timed by the old rule
+    data = html_data.page_data(inputs_of(project, latency="metrics/latency_old"), load_config(project / "params.yaml"))
+    assert data["cost_missing"] == ["hybrid"] and "hybrid" not in {p["config"] for p in data["cost"]}
+
+
+def test_the_sweep_is_shown_only_on_the_data_set_it_was_made_on(project, tmp_path):
+    params = load_config(project / "params.yaml")
+    sweep = json.loads((project / "metrics/sweep.json").read_text())
+    assert html_data.sweep_entries(sweep, "handbook")["dataset"] == "handbook"
+    other = html_data.sweep_entries(sweep, "mydocs")
+    assert set(other) == {"reason"} and "made on the data set 'handbook'" in other["reason"]
+    assert "this report is on 'mydocs'" in other["reason"]
+    old = html_data.sweep_entries({k: v for k, v in sweep.items() if k != "dataset"}, params.dataset)
+    assert "does not record its data set" in old["reason"]
+    assert "sweep" not in html.chart_specs({**html_data.page_data(inputs_of(project), params), "sweep": other})
+
+
 def test_answers_carry_verdicts_hand_grades_and_failure_kinds(data):
     a = data["answers"]["bm25"]["answers"]
     assert a["q3"]["hand"] is True and a["q3"]["verdicts"] == {"llm": None, "token_f1": True, "contains": False}
@@ -264,8 +317,21 @@ def test_letters_name_the_configs_beaten_after_holm():
 
 def test_a_missing_latency_is_unknown_not_an_error(tmp_path):
     write(tmp_path / "bad.json", "{not json")
+    write(tmp_path / "list.json", "[1]")
     assert html_data.latency_value(tmp_path, "bad", "total", "p95_ms") is None
+    assert html_data.latency_value(tmp_path, "list", "total", "p95_ms") is None
     assert html_data.latency_value(tmp_path, "absent", "total", "p95_ms") is None
+    assert html_data.retrieval_p95(tmp_path, "bad") is None and html_data.retrieval_p95(tmp_path, "absent") is None
+
+
+def test_a_retrieval_latency_counts_only_when_every_config_was_timed_alike(tmp_path):
+    """A file written before the shared rule (no ``timing``: the first config paid the model and
+    every embedding) is left out of the cost chart rather than compared with honest ones."""
+    write(tmp_path / "old.json", json.dumps({"total": {"p95_ms": 43.8}}))
+    write(tmp_path / "new.json", json.dumps({"timing": "warm", "total": {"p95_ms": 7.5}}))
+    write(tmp_path / "odd.json", json.dumps({"timing": "cold", "total": {"p95_ms": 7.5}}))
+    assert html_data.retrieval_p95(tmp_path, "old") is None and html_data.retrieval_p95(tmp_path, "odd") is None
+    assert html_data.retrieval_p95(tmp_path, "new") == 7.5
 
 
 # --------------------------------------------------------------------------- the page
@@ -305,7 +371,17 @@ def test_the_charts_are_vega_lite_specs_with_no_url(data):
     forest = charts["forest"]
     assert forest["layer"][0]["data"]["values"] == [{"zero": 0}]  # the zero line
     assert forest["layer"][2]["encoding"]["y"]["sort"] == ["bm25", "hybrid", "rewrite"]
-    assert charts["cost"]["layer"][0]["encoding"]["x"]["scale"] == {"type": "log"}
+    # axes start where a reader expects: latency on decades around the points, shares from 0 to 1,
+    # seconds per answer from 0 (the example's answer axis ran 4.790 to 4.812 s)
+    cost_x, cost_y = (charts["cost"]["layer"][1]["encoding"][k]["scale"] for k in ("x", "y"))
+    assert cost_x == {"type": "log", "domain": [1, 100], "nice": False, "zero": False}  # P95 2 to 50 ms
+    assert cost_y["domain"] == [0.0, 1.0]
+    answer_x, answer_y = (charts["answer_cost"]["layer"][1]["encoding"][k]["scale"] for k in ("x", "y"))
+    assert answer_x["domain"] == [0.0, 5.0] and answer_y["domain"] == [0.0, 1.0]  # 2.5 s: 0 to 5
+    legend = charts["cost"]["layer"][1]["encoding"]["color"]["scale"]["domain"]
+    assert legend == ["on the front", "dominated"]
+    assert {r["status"] for r in charts["cost"]["data"]["values"]} == {"on the front", "dominated"}
+    assert forest["layer"][2]["encoding"]["shape"]["scale"]["range"][:2] == ["triangle-up", "triangle-down"]
     assert "http" not in json.dumps(charts) and "$schema" not in json.dumps(charts)
 
 
@@ -351,16 +427,19 @@ FIXED_DATA = {
     "questions": [{"id": "q0", "question": "<script>x</script> & \u2028 {style} {app}"}],
 }
 """The smallest data ``html.page`` takes, with text that must stay data."""
-FIXED_PAGE_SHA256 = "78275a831a15ed0d012000670082658528b72a2dbff01446d9679e690c17d96f"
+FIXED_PAGE_SHA256 = "8d133c53c664d8bb6a36c0b18bb4f5cdcc7cd22db52023a672e606f26c62d424"
 """SHA-256 of ``html.page(FIXED_DATA, {"vega": ...})`` as the page was built when the skeleton,
 style and script were still strings in html.py (issue 33): moving them into assets/ changed no
-byte. A change to report.html, report.css or report.js (or to how they are put together) shows
-here: check the page in a browser (test_html_browser.py), then put the new hash here."""
+byte. Re-pinned for issue 36 (the cost charts' fixed axes, placed names and front legend, the
+verdict arrows, intervals on a second line, the fixed/broken filter, the searched text and deeper
+relevant rank), after looking at the page in chromium (test_html_reader_browser.py). A change to
+report.html, report.css or report.js (or to how they are put together) shows here: check the
+page in a browser (test_html_browser.py), then put the new hash here."""
 
 
 def test_the_page_assembled_from_its_files_is_byte_for_byte_the_pinned_one():
     page = html.page(FIXED_DATA, {"vega": "var vega = 1; // </script> <!-- x {data}"})
-    assert len(page.encode("utf-8")) == 24905
+    assert len(page.encode("utf-8")) == 31408
     assert hashlib.sha256(page.encode("utf-8")).hexdigest() == FIXED_PAGE_SHA256
     files = html_assets.read_page_files()
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
@@ -397,7 +476,7 @@ def test_an_edited_or_missing_page_file_is_one_clear_error(tmp_path):
         html_assets.read_page_file(part, tmp_path)
     write(tmp_path / part.file, "(function () {})();\n")
     with pytest.raises(InvalidData, match=r"report page file report.js has SHA-256 .*, not the pinned "
-                                          r"ac97028d34e1\.\.\.: restore it from git .*pin its new SHA-256 "
+                                          + re.escape(part.sha256[:12]) + r"\.\.\.: restore it from git .*pin its new SHA-256 "
                                           r"\(`sha256sum .*report.js`\) in PAGE_FILES"):
         html_assets.read_page_file(part, tmp_path)
 

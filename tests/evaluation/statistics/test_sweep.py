@@ -13,7 +13,7 @@ from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.statistics import inference
 from rag_ablation.evaluation.statistics.comparison import compare, with_holm
 from rag_ablation.evaluation.statistics.sweep import (
-    beats, bootstrap_means, candidate_matrix, letters, pairwise_wins, pareto_front, rank_interval, ranks,
+    COST_TOLERANCE, beats, bootstrap_means, candidate_matrix, letters, pairwise_wins, pareto_front, rank_interval, ranks,
     sign_test_matrix, summarise, tie_set, win_rate)
 
 SETTINGS = StatsConfig(resamples=2000, seed=0)
@@ -150,8 +150,26 @@ def test_letters_run_on_past_z():
 
 def test_the_pareto_front_keeps_what_nothing_beats_on_both():
     quality = [0.9, 0.8, 0.8, 0.7, 0.95]
-    cost = [10.0, 5.0, 6.0, 5.0, None]
-    assert pareto_front(quality, cost) == [True, True, False, False, False]
+    cost = [10.0, 5.0, 7.0, 5.0, None]
+    assert pareto_front(quality, cost, tolerance=0) == [True, True, False, False, False]
+    assert pareto_front(quality, cost) == [True, True, False, False, False]  # 7 > 5 * 1.25: dearer
+
+
+def test_costs_within_the_tolerance_count_as_equal_so_noise_cannot_move_the_front():
+    """Two configs 0.80 and 0.82 good at about 8 ms: whichever run timed them a little faster,
+    the better one dominates the other; a textbook front (tolerance 0) flips with the timing."""
+    quality = [0.80, 0.82, 0.70]
+    for dense, other in ((8.0, 8.6), (8.6, 8.0), (8.0, 8.0 * (1 + COST_TOLERANCE))):
+        assert pareto_front(quality, [dense, other, 3.0]) == [False, True, True]
+    assert pareto_front(quality, [8.0, 8.6, 3.0], tolerance=0) == [True, True, True]
+    assert pareto_front(quality, [8.6, 8.0, 3.0], tolerance=0) == [False, True, True]
+    # beyond the tolerance the dearer one no longer dominates
+    assert pareto_front(quality, [8.0, 8.0 * (1 + COST_TOLERANCE) + 0.01, 3.0]) == [True, True, True]
+    # equal quality within the tolerance: neither dominates; cheaper beyond it: it dominates
+    assert pareto_front([0.8, 0.8], [8.0, 9.0]) == [True, True]
+    assert pareto_front([0.8, 0.8], [8.0, 8.0 * (1 + COST_TOLERANCE) + 0.01]) == [True, False]
+    with pytest.raises(ValueError, match="tolerance"):
+        pareto_front(quality, [1.0, 2.0, 3.0], tolerance=-0.1)
 
 
 # ------------------------------------------------------------------------------ summary

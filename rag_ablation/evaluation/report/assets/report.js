@@ -32,6 +32,25 @@ function withCi(d, f) {
   if (d.ci_low === null || d.ci_low === undefined) return f(v);
   return f(v) + " (" + f(d.ci_low) + " to " + f(d.ci_high) + ")";
 }
+function ciCell(d, f, extra) {
+  // the value on one line, its interval (and any extra words) on a second, smaller one
+  f = f || num;
+  if (!d) return el("span", {text: "n/a"});
+  var v = d.value !== undefined ? d.value : d.delta;
+  var out = el("span", {cls: "val"}, [f(v)]);
+  var second = [];
+  if (d.ci_low !== null && d.ci_low !== undefined) second.push(f(d.ci_low) + " to " + f(d.ci_high));
+  if (extra) second.push(extra);
+  if (second.length) out.appendChild(el("span", {cls: "ci", text: second.join(", ")}));
+  return out;
+}
+var VERDICT_MARKS = {"real gain": ["\u25b2", "gain"], "real loss": ["\u25bc", "loss"],
+                     "within the noise": ["\u25cf", "noise"], "no change": ["\u25a1", "none"]};
+function verdictCell(v) {
+  // colour and a shape (the arrow), so the verdict reads without colour
+  var m = VERDICT_MARKS[v] || ["", "none"];
+  return el("span", {cls: "verdict v-" + m[1], "data-verdict": v, text: m[0] + " " + v});
+}
 function qLink(id) { return "#q/" + encodeURIComponent(id); }
 function table(header, rows, cls) {
   var t = el("table", {cls: cls || ""});
@@ -79,18 +98,25 @@ byId("forest-note").textContent = "Each config against " + M.baseline + " on the
     .concat(["change (" + M.measure_label + ")", "verdict"])
     .concat(slices.map(function (s) { return M.measure_label + ", " + s; }));
   var rows = shown.map(function (c) {
-    var cells = [el("span", {cls: "letters", text: c.letter}), c.name + (c.baseline ? " (baseline)" : ""),
-                 String(c.n)];
+    var cells = [el("span", {cls: "letters", title: c.name, text: c.letter}),
+                 c.name + (c.baseline ? " (baseline)" : ""), String(c.n)];
     measures.forEach(function (m) {
-      var td = el("span", {text: withCi(c.measures[m[0]])});
-      if (m[0] === gate && c.beats) td.appendChild(el("span", {cls: "letters", text: c.beats}));
+      var td = ciCell(c.measures[m[0]]);
+      if (m[0] === gate && c.beats) {
+        var marks = el("span", {cls: "letters beats"});
+        c.beats.split("").forEach(function (ch) {
+          marks.appendChild(el("span", {title: "beats " + letterOf[ch], "data-config": letterOf[ch], text: ch}));
+        });
+        td.insertBefore(marks, td.childNodes[1] || null);
+      }
       cells.push(td);
     });
-    cells.push(c.change ? withCi(c.change, signed) : "");
-    cells.push(c.change ? c.change.verdict : "");
+    cells.push(c.change ? ciCell(c.change, signed) : "");
+    cells.push(c.change ? verdictCell(c.change.verdict) : "");
     slices.forEach(function (s) {
       var g = c.by_slice[s];
-      cells.push(g ? withCi(g) + " n=" + g.n + (g.too_small ? ", too small" : "") : "");
+      if (!g) { cells.push(""); return; }
+      cells.push(ciCell(g, num, "n=" + g.n + (g.too_small ? ", too small" : "")));
     });
     return cells;
   });
@@ -98,8 +124,9 @@ byId("forest-note").textContent = "Each config against " + M.baseline + " on the
   byId("configs-note").textContent = "Each cell: the value and its interval. The letters after " + M.measure_label +
     " name the configs it beats: exact sign tests on the questions each pair disagrees on, Holm-adjusted over " +
     "all pairs, level " + M.alpha + ".";
-  byId("letters-legend").textContent = "Letters: " + shown.map(function (c) { return c.letter + " = " + c.name; })
-    .join(", ") + ".";
+  byId("letters-legend").textContent = "Letters (hover one for its name): " +
+    shown.map(function (c) { return c.letter + " = " + c.name; }).join(", ") + ". Verdict: \u25b2 real gain, " +
+    "\u25bc real loss, \u25cf within the noise, \u25a1 no change.";
   var gone = configs.filter(function (c) { return !c.available; });
   if (gone.length) {
     byId("unavailable").appendChild(el("h3", {text: "Unavailable configs"}));
@@ -109,11 +136,41 @@ byId("forest-note").textContent = "Each config against " + M.baseline + " on the
   }
 })();
 
+// ---------------------------------------------------------------- cost
+(function () {
+  var note = "Retrieval latency: " + M.latency_rule + ". On the Pareto front: no other config is at least as " +
+    "good and at least as fast; latencies within " + Math.round(100 * M.cost_tolerance) + "% of each other " +
+    "count as the same cost (timing noise). Names that would overlap are left out: hover a point for its name.";
+  if (D.cost_missing.length) {
+    note += " Not on the chart (no latency timed by this rule; rerun their retrieve stage): " +
+      D.cost_missing.join(", ") + ".";
+  }
+  byId("cost-note").textContent = note;
+})();
+
 // ---------------------------------------------------------------- grid
 var questions = D.questions;
 var gridConfigs = shown.filter(function (c) { return D.grid[c.name]; });
 (function () {
   var sel = byId("slice-filter");
+  var byConfig = byId("config-filter");
+  var base = D.grid[M.baseline];
+  if (base) {
+    gridConfigs.forEach(function (c) {
+      if (c.name === M.baseline) return;
+      byConfig.appendChild(el("option", {value: "fixed:" + c.name, text: "fixed by " + c.name}));
+      byConfig.appendChild(el("option", {value: "broken:" + c.name, text: "broken by " + c.name}));
+    });
+  } else {
+    byConfig.disabled = true;
+  }
+  function passes(i, rule) {
+    // fixed by X: a miss in the baseline and a hit in X; broken: the other way round
+    if (!rule) return true;
+    var kind = rule.slice(0, rule.indexOf(":")), v = D.grid[rule.slice(rule.indexOf(":") + 1)][i];
+    if (v === null || base[i] === null) return false;
+    return kind === "fixed" ? (v === 1 && base[i] === 0) : (v === 0 && base[i] === 1);
+  }
   var order = [];
   questions.forEach(function (q, i) { if (order.indexOf(q.slice) < 0) order.push(q.slice); });
   order.forEach(function (s) { sel.appendChild(el("option", {value: s, text: s})); });
@@ -134,24 +191,27 @@ var gridConfigs = shown.filter(function (c) { return D.grid[c.name]; });
         var word = v === null ? "n/a" : v ? "hit" : "miss";
         tr.appendChild(el("td", {cls: "cell " + kind, "data-config": c.name},
           [el("a", {href: qLink(q.id), title: c.name + ": " + word + " (" + M.measure_label + ")",
-                    "aria-label": q.id + " " + c.name + " " + word})]));
+                    "aria-label": q.id + " " + c.name + " " + word, text: v === null ? "" : v ? "" : "\u00d7"})]));
       });
       body.appendChild(tr);
     });
     t.appendChild(body);
   });
   byId("grid-note").textContent = "One row per question, grouped by slice; one column per available config. " +
-    "Green: the question's span is in the top " + M.k + " (" + M.measure_label + " hit), red: a miss, grey: " +
-    "unanswerable. Changed: some config differs from " + M.baseline + ". Click a cell for the question.";
+    "Green: the question's span is in the top " + M.k + " (" + M.measure_label + " hit), red with \u00d7: a " +
+    "miss, grey: unanswerable. Changed: some config differs from " + M.baseline + ". Fixed by X: a miss in " +
+    M.baseline + " that X hits; broken by X: a hit in " + M.baseline + " that X misses. Click a cell for the " +
+    "question.";
   function apply() {
     var onlyChanged = byId("changed-only").checked;
     var slice = sel.value;
+    var rule = byConfig.value;
     var visible = 0;
     Array.prototype.forEach.call(t.tBodies, function (body) {
       var any = false;
       Array.prototype.forEach.call(body.querySelectorAll("tr.qrow"), function (tr) {
         var i = Number(tr.getAttribute("data-i"));
-        var show = (!onlyChanged || D.changed[i]) && (!slice || questions[i].slice === slice);
+        var show = (!onlyChanged || D.changed[i]) && (!slice || questions[i].slice === slice) && passes(i, rule);
         tr.hidden = !show;
         if (show) { visible += 1; any = true; }
       });
@@ -161,6 +221,7 @@ var gridConfigs = shown.filter(function (c) { return D.grid[c.name]; });
   }
   byId("changed-only").addEventListener("change", apply);
   sel.addEventListener("change", apply);
+  byConfig.addEventListener("change", apply);
   apply();
 })();
 
@@ -233,9 +294,23 @@ function renderQuestion(id) {
     var word = v === null ? "n/a" : v ? "hit" : "miss";
     var d = el("details", {cls: "config-passages", "data-config": c.name});
     if (c.baseline || differs) d.open = true;
+    var deeper = D.deeper[c.name] ? D.deeper[c.name][i] : null;
+    var where = !deeper ? "" : deeper.rank === null ? ", no relevant chunk in its stored top " + deeper.stored :
+      ", first relevant chunk at #" + deeper.rank;
     d.appendChild(el("summary", {text: c.name + (c.baseline ? " (baseline)" : "") + ": " + M.measure_label + " " +
-      word + (differs ? ", differs from the baseline" : "")}));
+      word + where + (differs ? ", differs from the baseline" : "")}));
+    var searched = D.searched[c.query] ? D.searched[c.query][i] : null;
+    if (searched) {
+      d.appendChild(el("div", {cls: "searched"}, [el("strong", {text: "Searched with (" + c.query + "): "}),
+                                                   searched]));
+    }
     var texts = D.passages[c.chunking] || {};
+    if (deeper) {
+      d.appendChild(el("p", {cls: "deeper", text: deeper.rank === null ?
+        "No relevant chunk in its stored top " + deeper.stored + "." :
+        "The first relevant chunk ranked #" + deeper.rank + " (" + M.measure_label + " counts the top " + M.k +
+        "): " + deeper.chunk + ", score " + Number(deeper.score).toFixed(4) + "."}));
+    }
     ranking.forEach(function (p, r) {
       var div = el("div", {cls: "passage" + (p[2] ? " relevant" : ""), "data-rank": r + 1});
       div.appendChild(el("div", {cls: "head", text: "#" + (r + 1) + "  score " + Number(p[1]).toFixed(4) + "  " +
@@ -243,6 +318,13 @@ function renderQuestion(id) {
       div.appendChild(el("div", {cls: "text"}, highlighted(texts[p[0]] || "", spans)));
       d.appendChild(div);
     });
+    if (deeper && deeper.rank !== null) {
+      var far = el("div", {cls: "passage relevant deeper-passage", "data-rank": deeper.rank});
+      far.appendChild(el("div", {cls: "head", text: "#" + deeper.rank + "  score " + Number(deeper.score).toFixed(4) +
+        "  " + deeper.chunk + "  relevant"}));
+      far.appendChild(el("div", {cls: "text"}, highlighted(texts[deeper.chunk] || "", spans)));
+      d.appendChild(far);
+    }
     box.appendChild(d);
   });
   Object.keys(D.answers).sort().forEach(function (name) {
@@ -332,13 +414,24 @@ window.renderQuestion = renderQuestion;
 (function () {
   var S = D.sweep, box = byId("sweep-panel");
   if (!S) { box.appendChild(el("p", {cls: "muted", text: "No sweep summary (rag-ablation sweep-report)."})); return; }
-  box.appendChild(el("p", {text: "Winner: " + S.winner + " (chosen on " + S.chosen_on + ", " + S.questions +
-    " questions; tie set of " + S.tie_set_size + "; baseline " + S.baseline + ")."}));
+  if (S.reason) { box.appendChild(el("p", {cls: "muted", text: S.reason + "."})); return; }
+  box.appendChild(el("p", {text: "Winner: " + S.winner + " (data set " + S.dataset + ", chosen on " + S.chosen_on +
+    ", " + S.questions + " questions; tie set of " + S.tie_set_size + "; baseline " + S.baseline + ")."}));
+  var named = {};
+  S.rows.forEach(function (r) { if (r.letter) named[r.letter] = r.candidate; });
+  function beatsCell(letters) {
+    var out = el("span", {cls: "letters beats"});
+    String(letters || "").split("").forEach(function (ch) {
+      out.appendChild(el("span", {title: "beats " + (named[ch] || ch), text: ch}));
+    });
+    return out;
+  }
   box.appendChild(table(["", "candidate", "value", "rank (interval)", "beats", "tie set", "P95 ms", "Pareto"],
     S.rows.map(function (r) {
-      return [r.letter || "", r.candidate, withCi(r), r.rank + " (" + r.rank_low + " to " + r.rank_high + ")",
-              r.beats || "", r.in_tie_set ? "yes" : "", r.p95_ms === null ? "n/a" : String(r.p95_ms),
-              r.pareto ? "yes" : ""];
+      return [el("span", {cls: "letters", title: r.candidate, text: r.letter || ""}), r.candidate, ciCell(r),
+              r.rank + " (" + r.rank_low + " to " + r.rank_high + ")", beatsCell(r.beats),
+              r.in_tie_set ? "yes" : "", r.p95_ms === null ? "n/a" : String(r.p95_ms),
+              r.pareto ? "\u25c6 on the front" : "dominated"];
     }), "sweep"));
 })();
 
