@@ -162,7 +162,7 @@ def test_sides_on_different_data_sets_are_refused_with_nothing_written(repo, tmp
     finally:
         params.write_text(before)
     assert res.returncode == 2 and res.stderr.count("error:") == 1, res.stderr
-    assert "the sides ran on different data sets (s1: handbook, workspace: covidqa)" in res.stderr
+    assert "the sides ran on different data sets: handbook at s1; covidqa at workspace" in res.stderr
     assert written(tmp_path / "out") == []
 
 
