@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from rag_ablation.core.config import PAIRED_MEASURES, Params, StatsConfig, load_config
+from rag_ablation.core.config import MEASURE_CHOICES, Params, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
 from rag_ablation.evaluation.report.metrics_view import latency_in
@@ -55,8 +55,10 @@ def build_parser(prog: str = "rag-ablation sweep-report") -> argparse.ArgumentPa
                     help="git revisions (branch, tag, commit) or `workspace`")
     ap.add_argument("--config", action="append", default=[], metavar="NAME",
                     help="only this config on every side (repeatable; default: every scored config)")
-    ap.add_argument("--measure", choices=PAIRED_MEASURES, default=None,
-                    help="the 0/1 measure to rank on (default: stats.measure of params.yaml)")
+    ap.add_argument("--measure", choices=MEASURE_CHOICES, default=None,
+                    help="the per-question measure to rank on: a 0/1 hit_at_k (sign tests) or a continuous "
+                    "rr_at_10, ndcg_at_10, recall_at_100 (sign-flip tests); auto: ndcg_at_10 on graded qrels, "
+                    "else hit_at_5 (default: stats.measure of params.yaml)")
     ap.add_argument("--baseline", default=None, metavar="CONFIG@SIDE",
                     help="the candidate changes are measured against (default: stats.baseline on the first side)")
     ap.add_argument("--no-split", action="store_true", help="rank on all questions even when params.yaml has a split")
