@@ -10,8 +10,9 @@ itself (``comparison.compare``) on the measure ``--measure`` (default ``stats.me
 params.yaml; ``auto``: nDCG@10 on a data set with graded qrels, else hit@5): fixed and broken
 counts with the exact sign test for a 0/1 measure, better / worse by more than ``stats.margin``
 with the paired sign-flip test for a continuous one (MRR@10, nDCG@10, recall@100), the change
-with a paired bootstrap interval, RR@10's change with its sign-flip test, Holm's adjustment over the configs compared (family size printed) and the smallest
-detectable change. Below the table, the ids of the questions fixed and broken, per slice.
+with a paired bootstrap interval, RR@10's change with its sign-flip test, Holm's adjustment over
+the configs compared (family size printed) and the smallest detectable change. Below the table,
+the ids of the questions fixed and broken, per slice.
 
 Configs found on one side only and questions answerable on one side only are named, never
 paired. Configs follow params.yaml's order, then any others by name. The bootstrap settings

@@ -4,10 +4,11 @@ The numbers are :func:`rag_ablation.evaluation.statistics.revision_diff.diff_row
 only words them. One row per compared config (:func:`summary_rows`): its paired questions, fixed
 and broken counts of a 0/1 measure (better / worse by more than ``stats.margin`` for a continuous
 one, as nDCG@10), the change with its interval, the measure's paired test (sign test, or sign-flip
-test for a continuous measure) and its Holm p (family printed), RR@10's change with its sign-flip test, the smallest detectable change and
-the verdict (``comparison.verdict``: real gain, real loss, within the noise, no change; ``no
-shared questions`` without a pair). Below it, per config and slice, the ids of the questions
-fixed and broken (:func:`question_lines`), then what is on one side only. :func:`format_text`
+test for a continuous measure) and its Holm p (family printed), RR@10's change with its sign-flip
+test, the smallest detectable change and the verdict (``comparison.verdict``: real gain, real
+loss, within the noise, no change; ``no shared questions`` without a pair). Below it, per config
+and slice, the ids of the questions fixed and broken (:func:`question_lines`), then what is on
+one side only. :func:`format_text`
 aligns the columns for a terminal; :func:`format_markdown` writes a pull-request comment.
 """
 from __future__ import annotations
@@ -137,7 +138,8 @@ def format_markdown(d: RevisionDiff) -> str:
                  "No config has scores on both sides.")
     questions = question_lines(d, code="`")
     if questions:
-        parts += ["", f"**Questions {' and '.join(count_words(d.measure, d.settings.margin))}**", "", *(q if q.startswith("  ") else f"- {q}" for q in questions)]
+        words = " and ".join(count_words(d.measure, d.settings.margin))
+        parts += ["", f"**Questions {words}**", "", *(q if q.startswith("  ") else f"- {q}" for q in questions)]
     sides = one_side_lines(d, code="`") + side_lines(d)
     if sides:
         parts += ["", *(f"- {line}" for line in sides)]
