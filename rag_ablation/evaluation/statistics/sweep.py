@@ -391,7 +391,8 @@ def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline
     ``PAIRED_MEASURES``; its test by ``comparison.TESTS``).
 
     Candidates identical on every paired question are one (:func:`distinct`; ``baseline`` may
-    name an alias: its candidate is the baseline). ``split`` (id -> dev/test), when given, makes
+    name an alias: its candidate is the baseline); when all are copies of one, that one is the
+    winner, alone in its tie set. ``split`` (id -> dev/test), when given, makes
     the ranking use dev questions and the confirmation test questions; ``p95_ms`` gives each
     candidate's P95 retrieval latency per query and ``answer_s`` its median seconds per
     generated answer, where it has answers (missing: unknown). The level is
@@ -404,9 +405,6 @@ def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline
         raise UserError(f"baseline {baseline!r} is not a candidate; candidates are: {', '.join(candidates)}")
     every = candidate_matrix(candidates, measure)
     keep, folded = distinct(every)
-    if len(keep) < 2:
-        raise UserError(f"the {len(candidates)} candidates have identical per-question {measure} on every paired "
-                        f"question: there is nothing to rank; name sides or configs that differ")
     full = CandidateMatrix(tuple(every.names[k] for k in keep), every.ids, every.docs, every.slices,
                            every.values[:, keep], every.unpaired)
     names = full.names
