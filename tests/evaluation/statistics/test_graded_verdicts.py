@@ -200,8 +200,8 @@ def test_the_sign_flip_p_matches_scipys_paired_permutation_test(shift):
 
 def test_the_sign_flip_p_matches_ranxs_fisher_randomization_test():
     """ranx's Fisher randomization test (what ``ranx.compare(..., stat_test="fisher")`` runs) on the
-    same per-question values: its p is
-    ``k / B`` with its own draws, ours ``(k + 1) / (B + 1)``: equal within Monte Carlo error."""
+    same per-question values: its p is ``k / B`` with its own draws, ours ``(k + 1) / (B + 1)``:
+    equal within Monte Carlo error."""
     fisher = pytest.importorskip("ranx.statistical_tests").fisher_randomization_test
     for shift in (0.0, 0.04, 0.08):
         before, after = continuous_pair(shift=shift)
