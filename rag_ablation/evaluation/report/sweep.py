@@ -110,8 +110,11 @@ def _disagree(s: SweepSummary) -> str:
     return "disagree on" if is_binary(s.measure) else f"differ on by more than {s.settings.margin:g}"
 
 
-def _wins(s: SweepSummary) -> str:
-    return "gets right" if is_binary(s.measure) else "is better on"
+def _win_rate_words(s: SweepSummary) -> str:
+    if is_binary(s.measure):
+        return "Win rate: share of the questions where it and the baseline disagree that it gets right."
+    return (f"Win rate: of the questions where it and the baseline differ by more than {s.settings.margin:g} "
+            "(`stats.margin`), the share where it is the better one.")
 
 
 def _ms(x: float | None) -> str:
@@ -190,8 +193,7 @@ def format_markdown(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | No
                  f"{len(s.names) * (len(s.names) - 1) // 2} pairs, p < "
                  f"{s.alpha:.2g}. Rank (interval): 1 is best, equal means share a rank; the interval holds the "
                  f"middle {s.settings.confidence:.0%} of each candidate's ranks over {s.settings.resamples:,} "
-                 f"draws of the {unit}, the same draw for every candidate. Win rate: share of the questions where "
-                 f"it and the baseline {_disagree(s)} that it {_wins(s)}.")
+                 f"draws of the {unit}, the same draw for every candidate. {_win_rate_words(s)}")
     aliases = alias_lines(s)
     if aliases:
         parts += ["", *aliases]

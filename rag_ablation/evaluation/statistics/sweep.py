@@ -67,7 +67,7 @@ from scipy import stats as sps
 
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.core.errors import UserError
-from rag_ablation.evaluation.statistics.comparison import SIGN, TESTS, answerable, column_values
+from rag_ablation.evaluation.statistics.comparison import SIGN, TESTS, answerable, column_values, measure_of_rows
 from rag_ablation.evaluation.statistics.inference import (
     Interval,
     cluster_codes,
@@ -388,7 +388,8 @@ def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline
               p95_ms: Mapping[str, float | None] | None = None,
               answer_s: Mapping[str, float | None] | None = None) -> SweepSummary:
     """Rank ``candidates`` (name -> per-question rows, at least two) on ``measure`` (a column of
-    ``PAIRED_MEASURES``; its test by ``comparison.TESTS``).
+    ``PAIRED_MEASURES``, its test by ``comparison.TESTS``; or ``auto``, resolved on all the rows by
+    ``comparison.measure_of_rows``: nDCG@10 on graded qrels, else hit@5).
 
     Candidates identical on every paired question are one (:func:`distinct`; ``baseline`` may
     name an alias: its candidate is the baseline); when all are copies of one, that one is the
@@ -403,6 +404,7 @@ def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline
                         "(--exps, --all-exps, --revs) or more configs")
     if baseline not in candidates:
         raise UserError(f"baseline {baseline!r} is not a candidate; candidates are: {', '.join(candidates)}")
+    measure = measure_of_rows(measure, [r for rows in candidates.values() for r in rows])
     every = candidate_matrix(candidates, measure)
     keep, folded = distinct(every)
     full = CandidateMatrix(tuple(every.names[k] for k in keep), every.ids, every.docs, every.slices,

@@ -160,9 +160,9 @@ def test_the_gate_checks_ndcg_and_fails_the_loss(rows, graded):
 
 def test_the_sweep_ranks_on_ndcg_and_folds_copies(rows, graded):
     copy = rows_of(graded, "dense", [(1, 2)] * QUERIES, name="dense")
-    s = summarise({"dense@a": rows["dense"], "bm25@a": rows["bm25"], "dense@b": copy}, measure="ndcg_at_10",
+    s = summarise({"dense@a": rows["dense"], "bm25@a": rows["bm25"], "dense@b": copy}, measure="auto",
                   baseline="dense@b", settings=SETTINGS)
-    assert s.names == ("dense@a", "bm25@a") and s.aliases == (("dense@b",), ())
+    assert s.measure == "ndcg_at_10" and s.names == ("dense@a", "bm25@a") and s.aliases == (("dense@b",), ())
     assert s.baseline == 0  # dense@b names dense@a's candidate
     assert s.tie_set == (0,) and s.beats[0] == (1,)
     on_recall = summarise({"dense@a": rows["dense"], "bm25@a": rows["bm25"]}, measure="hit_at_5",
