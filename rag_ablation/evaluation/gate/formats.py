@@ -17,8 +17,7 @@ from typing import Any
 from rag_ablation.core.config import GateConfig
 from rag_ablation.evaluation.gate.rules import ALL, GateResult, SliceResult
 from rag_ablation.evaluation.report.formatting import num, signed, table
-from rag_ablation.evaluation.report.plot_data import measure_label
-from rag_ablation.evaluation.statistics.comparison import is_binary, rounded
+from rag_ablation.evaluation.statistics.comparison import is_binary, measure_label, rounded
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, interval_dict
 
 

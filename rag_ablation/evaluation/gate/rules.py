@@ -29,9 +29,14 @@ import numpy as np
 from rag_ablation.core.config import GateConfig, StatsConfig
 from rag_ablation.core.errors import InvalidData, UserError
 from rag_ablation.evaluation.report.formatting import signed
-from rag_ablation.evaluation.report.plot_data import measure_label
 from rag_ablation.evaluation.statistics import inference as stats
-from rag_ablation.evaluation.statistics.comparison import changed_ids, is_binary, measure_of_rows, rows_by_config
+from rag_ablation.evaluation.statistics.comparison import (
+    changed_ids,
+    is_binary,
+    measure_label,
+    measure_of_rows,
+    rows_by_config,
+)
 from rag_ablation.evaluation.statistics.inference import Interval
 
 ALL = "all"

@@ -21,28 +21,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_ablation.evaluation.statistics.comparison import (
+from rag_ablation.evaluation.statistics.comparison import (  # LABELS, measure_label: read from here too
+    LABELS,
     MEASURES,
     RECALL_OF,
     RR_COLUMN,
     TESTS,
     is_binary,
     is_real,
+    measure_label,
     rounded,
     rounded_p,
 )
 from rag_ablation.evaluation.statistics.inference import Interval, interval_dict
 from rag_ablation.evaluation.statistics.stats import METRICS_INTERVAL, StatsResult
 
-LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10",
-          "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100"}
-"""How a measure is named on a chart and in the report."""
-
-
-def measure_label(measure: str) -> str:
-    """How a per-question column is named through the mean it averages to:
-    ``hit_at_5`` -> ``recall@5``, ``rr_at_10`` -> ``MRR@10``, ``ndcg_at_10`` -> ``nDCG@10``."""
-    return LABELS[RECALL_OF[measure]]
 
 
 def count_words(measure: str, margin: float) -> tuple[str, str]:

@@ -82,6 +82,17 @@ RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES}.it
 """Per-question column -> the measure it averages to (``hit_at_5`` -> ``recall_at_5``,
 ``rr_at_10`` -> ``mrr_at_10``, ``ndcg_at_10`` -> ``ndcg_at_10``)."""
 
+LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10",
+          "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100"}
+"""How a measure is named on a chart, in the report and by the gate."""
+
+
+def measure_label(measure: str) -> str:
+    """How a per-question column is named through the mean it averages to:
+    ``hit_at_5`` -> ``recall@5``, ``rr_at_10`` -> ``MRR@10``, ``ndcg_at_10`` -> ``nDCG@10``."""
+    return LABELS[RECALL_OF[measure]]
+
+
 SIGN = "sign"
 SIGN_FLIP = "sign-flip"
 TESTS = {**dict.fromkeys(BINARY_MEASURES, SIGN), **dict.fromkeys(CONTINUOUS_MEASURES, SIGN_FLIP)}

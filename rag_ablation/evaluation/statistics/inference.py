@@ -623,7 +623,7 @@ def sign_flip_ps(differences: npt.ArrayLike, *, n_resamples: int = 10_000, seed:
         flipped = rng.random((rows, n)) < 0.5
         means = (totals - 2.0 * (flipped @ d)) / n
         extreme += np.count_nonzero(np.abs(means) >= threshold, axis=0)
-    zero = ~d.any(axis=0)
+    zero = np.asarray(~d.any(axis=0))
     return [1.0 if zero[j] else (int(extreme[j]) + 1) / (n_resamples + 1) for j in range(d.shape[1])]
 
 
