@@ -10,8 +10,10 @@ change together with its interval and p-value rows:
     <config>.vs_baseline.n, .only_config, .only_baseline
     <config>.vs_baseline.hit_at_5.delta, .ci_low, .ci_high, .fixed, .broken, .both_right,
         .both_wrong, .p_sign, .p_holm, .family, .mde, .real (0/1)
+        (the key is stats.measure's column; a continuous one, e.g. ndcg_at_10 of a graded data
+        set under `measure: auto`, has .margin and .p_sign_flip instead of .p_sign)
     <config>.vs_baseline.rr_at_10.delta, .ci_low, .ci_high, .p_sign_flip, .p_holm, .family, .mde
-    <config>.vs_baseline.by_slice.<slice>.fixed, .broken, .delta, .p_sign, .n, .too_small
+    <config>.vs_baseline.by_slice.<slice>.fixed, .broken, .delta, .p_sign (or .p_sign_flip), .n, .too_small
     <baseline>.subsample.n_20.low, .high (the 90% range of its measure over the draws)
     <config>.subsample.n_20.lost_share, .reversed_share
     <config>.answers.contains_reference.value, .ci_low, .ci_high, .n (judge-free proxy)
@@ -60,7 +62,7 @@ def main() -> None:
     original, audited = rows_by_config(retrieval_rows), rows_by_config(read_scores(args.audited_scores))
     for name, entry in metrics.items():
         if entry.get("available") and name in audited:
-            entry["audited"] = audit_entry(original[name], audited[name], params.stats)
+            entry["audited"] = audit_entry(original[name], audited[name], result.settings)
     write_json(args.out, metrics)
     for name, rows in all_plots(result).items():
         write_json(args.plots / name, rows)

@@ -2,8 +2,9 @@
 
 The chapter's "Keeping it from getting worse" check, on the committed per-question scores: for
 each gated config (``gate.configs`` of params.yaml, or ``--config``) and each slice of answerable
-questions, plus ``all`` of them, the workspace's hits at ``gate.k`` are paired by question id
-with the accepted baseline's and printed in the chapter's form::
+questions, plus ``all`` of them, the workspace's values of ``gate.measure`` (``auto``: hits at
+``gate.k``, or nDCG@10 on a data set with graded qrels) are paired by question id with the
+accepted baseline's and printed in the chapter's form::
 
     hybrid_heading identifier: recall@5 = 0.850 (34/40), newly failing [], newly passing []
       PASS (baseline 0.850 (34/40), change +0.000, 95% interval +0.000 to +0.000)

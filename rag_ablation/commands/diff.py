@@ -6,11 +6,13 @@ DVC's experiments API, over the experiments of every commit), or ``workspace``. 
 per-question scores committed at each side (``git show COMMIT:./metrics/scores/retrieval.csv``,
 relative to the current directory, read with git and no shell; the workspace's file for
 ``workspace``) are paired by question id, and each config present on both sides is compared with
-itself (``comparison.compare``): fixed and
-broken counts of the 0/1 measure (``--measure``, default ``stats.measure`` of params.yaml), the
-change with a paired bootstrap interval, the exact sign test, RR@10's change with its sign-flip
-test, Holm's adjustment over the configs compared (family size printed) and the smallest
-detectable change. Below the table, the ids of the questions fixed and broken, per slice.
+itself (``comparison.compare``) on the measure ``--measure`` (default ``stats.measure`` of
+params.yaml; ``auto``: nDCG@10 on a data set with graded qrels, else hit@5): fixed and broken
+counts with the exact sign test for a 0/1 measure, better / worse by more than ``stats.margin``
+with the paired sign-flip test for a continuous one (MRR@10, nDCG@10, recall@100), the change
+with a paired bootstrap interval, RR@10's change with its sign-flip test, Holm's adjustment over
+the configs compared (family size printed) and the smallest detectable change. Below the table,
+the ids of the questions fixed and broken, per slice.
 
 Configs found on one side only and questions answerable on one side only are named, never
 paired. Configs follow params.yaml's order, then any others by name. The bootstrap settings
@@ -25,7 +27,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rag_ablation.core.config import PAIRED_MEASURES, StatsConfig, load_config
+from rag_ablation.core.config import MEASURE_CHOICES, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.report.diff_text import format_markdown, format_text
 from rag_ablation.evaluation.statistics.revision_diff import diff_rows, scores_of
@@ -40,8 +42,10 @@ def build_parser(prog: str = "rag-ablation diff") -> argparse.ArgumentParser:
                     "experiment name, or `workspace`")
     ap.add_argument("new", metavar="B", nargs="?", default=WORKSPACE,
                     help="what is compared with A, written the same way (default: the workspace)")
-    ap.add_argument("--measure", choices=PAIRED_MEASURES, default=None,
-                    help="0/1 measure whose fixed and broken questions are counted (default: stats.measure)")
+    ap.add_argument("--measure", choices=MEASURE_CHOICES, default=None,
+                    help="per-question measure the verdict uses: a 0/1 hit_at_k (sign test) or a continuous "
+                    "rr_at_10, ndcg_at_10, recall_at_100 (sign-flip test); auto: ndcg_at_10 on graded qrels, "
+                    "else hit_at_5 (default: stats.measure)")
     ap.add_argument("--config", action="append", default=[], metavar="NAME",
                     help="compare only this config (repeatable)")
     ap.add_argument("--md", action="store_true", help="print Markdown for a pull request")

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_ablation.core.config import PAIRED_MEASURES, StatsConfig, load_config
+from rag_ablation.core.config import MEASURE_CHOICES, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
 from rag_ablation.data.split import merge_splits
@@ -63,8 +63,10 @@ def build_parser(prog: str = "rag-ablation sweep-report") -> argparse.ArgumentPa
                     help="git revisions (branch, tag, commit) or `workspace`")
     ap.add_argument("--config", action="append", default=[], metavar="NAME",
                     help="only this config on every side (repeatable; default: every scored config)")
-    ap.add_argument("--measure", choices=PAIRED_MEASURES, default=None,
-                    help="the 0/1 measure to rank on (default: stats.measure of params.yaml)")
+    ap.add_argument("--measure", choices=MEASURE_CHOICES, default=None,
+                    help="the per-question measure to rank on: a 0/1 hit_at_k (sign tests) or a continuous "
+                    "rr_at_10, ndcg_at_10, recall_at_100 (sign-flip tests); auto: ndcg_at_10 on graded qrels, "
+                    "else hit_at_5 (default: stats.measure of params.yaml)")
     ap.add_argument("--baseline", default=None, metavar="CONFIG@SIDE",
                     help="the candidate changes are measured against (default: stats.baseline on the first "
                     "side named; with --all-exps alone, on the experiment DVC ran first)")

@@ -823,14 +823,29 @@ class JudgeConfig:
 
 
 INTERVAL_METHODS = ("bca", "percentile")
-PAIRED_MEASURES = ("hit_at_1", "hit_at_5", "hit_at_10")
+BINARY_MEASURES = ("hit_at_1", "hit_at_5", "hit_at_10")
+"""The 0/1 per-question columns: compared with the exact sign test on fixed and broken questions."""
+CONTINUOUS_MEASURES = ("rr_at_10", "ndcg_at_10", "recall_at_100")
+"""The continuous per-question columns (RR@10 of every data set; nDCG@10 and recall@100 of a data
+set with graded qrels): compared with the paired sign-flip test, better / worse by more than
+``stats.margin``."""
+AUTO_MEASURE = "auto"
+"""The measure meaning "the data set's own": ``ndcg_at_10`` where the scores carry it (graded
+qrels), else ``hit_at_5`` (``rag_ablation.evaluation.statistics.comparison.resolve_measure``)."""
+PAIRED_MEASURES = (*BINARY_MEASURES, *CONTINUOUS_MEASURES)
+"""Every per-question column of ``metrics/scores/retrieval.csv`` a verdict can be given on."""
+MEASURE_CHOICES = (AUTO_MEASURE, *PAIRED_MEASURES)
+"""What ``stats.measure``, ``gate.measure`` and every ``--measure`` accept."""
 
 
 @dataclass(frozen=True)
 class StatsConfig:
     """``stats``: intervals and paired tests over per-question scores. ``baseline`` is the
-    retrieval config every other is compared with; ``measure`` the 0/1 measure whose fixed and
-    broken questions are counted (RR@10 is always compared too); ``method`` the bootstrap
+    retrieval config every other is compared with; ``measure`` the per-question column the
+    verdicts use (any of :data:`PAIRED_MEASURES`, or ``auto``: nDCG@10 on a data set with graded
+    qrels, else hit@5; RR@10 is always compared too): a 0/1 column counts fixed and broken
+    questions with the exact sign test, a continuous one counts questions better or worse by
+    more than ``margin`` with the paired sign-flip test; ``method`` the bootstrap
     interval (percentile or BCa) with ``resamples`` draws from ``seed`` at ``confidence``;
     ``cluster`` resamples source documents instead of questions; ``baseline`` defaults to
     ``dense``, or to the first retrieval config when there is none; a slice with fewer than
@@ -840,7 +855,8 @@ class StatsConfig:
     (``rag_ablation.evaluation.judges.ppi_check``)."""
 
     baseline: str = "dense"
-    measure: str = "hit_at_5"
+    measure: str = AUTO_MEASURE
+    margin: float = 0.01
     method: str = "percentile"
     cluster: bool = False
     resamples: int = 10_000
@@ -857,8 +873,9 @@ class StatsConfig:
         if defaults["baseline"] not in retrieval:  # the default baseline, else the first config
             defaults["baseline"] = retrieval[0]
         v = read_block(spec, "stats", {
-            "baseline": one_of(*retrieval), "measure": one_of(*PAIRED_MEASURES),
-            "method": one_of(*INTERVAL_METHODS), "cluster": boolean, "resamples": positive_int, "seed": integer,
+            "baseline": one_of(*retrieval), "measure": one_of(*MEASURE_CHOICES),
+            "margin": unit_number, "method": one_of(*INTERVAL_METHODS), "cluster": boolean,
+            "resamples": positive_int, "seed": integer,
             "confidence": _open_unit, "min_slice": positive_int, "subsample_sizes": _sizes,
             "subsample_draws": positive_int, "ppi_splits": positive_int}, defaults=defaults)
         return cls(**v)
@@ -891,9 +908,15 @@ class GateConfig:
     named slices have one; null: no floor), at most ``max_newly_failing`` questions may go from
     hit to miss, and with ``non_inferiority_margin`` set the upper end of the paired interval of
     the change must not lie below ``-margin``. A slice with fewer than ``min_questions``
-    questions is reported too small and not gated."""
+    questions is reported too small and not gated.
+
+    ``measure`` (``auto`` by default) names the per-question column gated instead of
+    recall@``k``: ``auto`` is nDCG@10 on a data set with graded qrels, else ``hit_at_<k>``; any
+    column of ``PAIRED_MEASURES`` may be named. For a continuous column the floor applies to its
+    mean and a question is newly failing when it dropped by more than ``stats.margin``."""
 
     configs: tuple[str, ...] = ()
+    measure: str = AUTO_MEASURE
     k: int = 5
     floor: float | Mapping[str, float] | None = None
     max_newly_failing: int = 1
@@ -911,7 +934,7 @@ class GateConfig:
         defaults = field_defaults(cls)
         defaults["configs"] = tuple(answered) or tuple(retrieval)[:1]
         v = read_block(spec, "gate", {
-            "configs": _gated_configs(retrieval), "k": _gate_k, "floor": _floor,
+            "configs": _gated_configs(retrieval), "measure": one_of(*MEASURE_CHOICES), "k": _gate_k, "floor": _floor,
             "max_newly_failing": non_negative_int, "non_inferiority_margin": unit_number,
             "min_questions": positive_int}, defaults=defaults)
         return cls(**v)

@@ -146,7 +146,7 @@ def _ordering(o: Ordering, bm25: str, dense: str) -> str:
     ahead = dense if b.delta.estimate > 0 else bm25
     verdict = f"{ahead} ahead (a real difference)" if o.real else "no real difference"
     return (f"n={c.n}, change {b.delta.estimate:+.3f} [{b.delta.low:+.3f}, {b.delta.high:+.3f}], fixed "
-            f"{b.counts.fixed}, broken {b.counts.broken}, sign test p={b.p_sign:.3g} (Holm {b.p_holm:.3g}): {verdict}")
+            f"{b.counts.fixed}, broken {b.counts.broken}, sign test p={b.p:.3g} (Holm {b.p_holm:.3g}): {verdict}")
 
 
 def verdict_counts(events: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -17,7 +17,7 @@ from typing import Any
 from rag_ablation.core.config import GateConfig
 from rag_ablation.evaluation.gate.rules import ALL, GateResult, SliceResult
 from rag_ablation.evaluation.report.formatting import num, signed, table
-from rag_ablation.evaluation.statistics.comparison import rounded
+from rag_ablation.evaluation.statistics.comparison import is_binary, measure_label, rounded
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, interval_dict
 
 
@@ -31,23 +31,30 @@ def _floors(rules: GateConfig) -> str:
 
 def rules_text(r: GateResult) -> str:
     """One sentence: what is checked, against what, with which rules."""
-    rules, k = r.rules, r.rules.k
+    rules = r.rules
     margin = (f"change interval ({r.settings.confidence:.0%}, {r.settings.resamples:,} resamples, seed "
               f"{r.settings.seed}) not entirely below -{rules.non_inferiority_margin:g}"
               if rules.non_inferiority_margin is not None else "non-inferiority margin off")
-    return (f"recall@{k} of {', '.join(r.configs)} against {r.against}, per slice of answerable questions and "
-            f"all: {_floors(rules)}; at most {rules.max_newly_failing} newly failing; {margin}; "
+    failing = ("newly failing" if is_binary(r.measure) else
+               f"newly failing (dropped by more than {r.settings.margin:g}, stats.margin)")
+    return (f"{measure_label(r.measure)} of {', '.join(r.configs)} against {r.against}, per slice of answerable "
+            f"questions and all: {_floors(rules)}; at most {rules.max_newly_failing} {failing}; {margin}; "
             f"slices under {rules.min_questions} questions are not gated.")
+
+
+def _count(hits: float, s: SliceResult) -> str:
+    """`` (34/40)`` after a hit rate; nothing after a continuous measure's mean."""
+    return f" ({hits}/{s.n})" if is_binary(s.measure) else ""
 
 
 def summary_line(s: SliceResult) -> str:
     """The chapter's line: ``NAME SLICE: recall@5 = 0.850 (34/40), newly failing [...], newly passing [...]``."""
-    return (f"{s.config} {s.slice}: recall@{s.k} = {s.recall:.3f} ({s.hits}/{s.n}), "
+    return (f"{s.config} {s.slice}: {measure_label(s.measure)} = {s.recall:.3f}{_count(s.hits, s)}, "
             f"newly failing {list(s.newly_failing)}, newly passing {list(s.newly_passing)}")
 
 
 def _baseline_text(s: SliceResult, confidence: float) -> str:
-    return (f"baseline {s.baseline_recall:.3f} ({s.baseline_hits}/{s.n}), change {signed(s.change.estimate)}, "
+    return (f"baseline {s.baseline_recall:.3f}{_count(s.baseline_hits, s)}, change {signed(s.change.estimate)}, "
             f"{confidence:.0%} interval {signed(s.change.low)} to {signed(s.change.high)}")
 
 
@@ -77,16 +84,15 @@ def _code_ids(ids: Sequence[str]) -> str:
 
 def format_markdown(r: GateResult) -> str:
     """The pull-request form: verdict heading, a table per config and slice, then the ids."""
-    k = r.rules.k
     conf = f"{r.settings.confidence:.0%}"
-    header = ["config", "slice", "n", f"recall@{k}", "baseline", f"change ({conf} interval)", "newly failing",
+    header = ["config", "slice", "n", measure_label(r.measure), "baseline", f"change ({conf} interval)", "newly failing",
               "newly passing", "verdict"]
     rows = []
     for s in r.slices:
         verdict = ("too small, not gated" if s.too_small else
                    ("**FAIL**: " + "; ".join(s.failures)) if s.failures else "PASS")
-        rows.append([f"`{s.config}`", s.slice, str(s.n), f"{s.recall:.3f} ({s.hits}/{s.n})",
-                     f"{s.baseline_recall:.3f} ({s.baseline_hits}/{s.n})",
+        rows.append([f"`{s.config}`", s.slice, str(s.n), f"{s.recall:.3f}{_count(s.hits, s)}",
+                     f"{s.baseline_recall:.3f}{_count(s.baseline_hits, s)}",
                      f"{signed(s.change.estimate)} ({signed(s.change.low)} to {signed(s.change.high)})",
                      str(len(s.newly_failing)), str(len(s.newly_passing)), verdict])
     parts = [f"### Retrieval gate: {'PASS' if r.passed else 'FAIL'}", "", rules_text(r), "", table(header, rows)]
@@ -132,14 +138,16 @@ def to_metrics(r: GateResult) -> dict[str, Any]:
     """The numbers of ``metrics/gate.json`` (sorted keys when written; no times, no ids):
     ``pass``, ``comparable`` (1), ``k``, counts ``gated``, ``failed``, ``too_small``, and per
     ``configs.<config>.<slice>``: ``n``, ``hits``, ``recall``, ``baseline_hits``,
-    ``baseline_recall``, ``change``, ``ci_low``, ``ci_high``, ``newly_failing``, ``newly_passing``
+    ``baseline_recall`` (for a continuous gated measure, e.g. nDCG@10: the sum and the mean of
+    it, under the same keys), ``change``, ``ci_low``, ``ci_high``, ``newly_failing``, ``newly_passing``
     (counts), ``floor`` (when the slice has one), ``too_small`` and ``gated`` (0/1), and for a
     gated slice ``pass`` and one 0/1 flag per rule: ``below_floor``, ``too_many_newly_failing``,
     ``below_margin``."""
     configs: dict[str, dict[str, Any]] = {}
     for s in r.slices:
         entry: dict[str, Any] = {
-            "n": s.n, "hits": s.hits, "recall": rounded(s.recall), "baseline_hits": s.baseline_hits,
+            "n": s.n, "hits": s.hits if is_binary(s.measure) else rounded(s.hits), "recall": rounded(s.recall),
+            "baseline_hits": s.baseline_hits if is_binary(s.measure) else rounded(s.baseline_hits),
             "baseline_recall": rounded(s.baseline_recall),
             **interval_dict(s.change, {**CHANGE_INTERVAL, "estimate": "change"}, number=rounded),
             "newly_failing": len(s.newly_failing), "newly_passing": len(s.newly_passing),

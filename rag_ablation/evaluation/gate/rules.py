@@ -2,10 +2,13 @@
 
 The chapter's "Keeping it from getting worse" check on the per-question scores (the library of
 ``rag-ablation check``, ``rag_ablation.commands.check``, and of the ``gate`` stage). For each gated
-config and each slice of answerable questions, plus ``all`` of them, the workspace's hits at
-``gate.k`` are paired by question id with the baseline's (:func:`run_gate`). A slice FAILs when
-recall@k is below its floor (``gate.floor``), when more than ``gate.max_newly_failing``
-questions went from hit to miss, or, with ``gate.non_inferiority_margin`` m set, when the upper
+config and each slice of answerable questions, plus ``all`` of them, the workspace's values of
+the gated measure are paired by question id with the baseline's (:func:`run_gate`). The measure
+is ``gate.measure`` (:func:`gated_measure`): ``auto`` is nDCG@10 on a data set with graded qrels,
+else hit@``gate.k``; any per-question column can be named. A slice FAILs when the measure's mean
+(recall@k for a hit column) is below its floor (``gate.floor``), when more than
+``gate.max_newly_failing`` questions went from hit to miss (for a continuous measure: dropped by
+more than ``stats.margin``), or, with ``gate.non_inferiority_margin`` m set, when the upper
 end of the paired bootstrap interval of the change lies below -m. A slice with fewer than
 ``gate.min_questions`` questions is ``TOO SMALL``: neither passes nor fails. Two sides that
 cannot be compared (a gated config without rows on one side, questions on one side only, a
@@ -27,7 +30,13 @@ from rag_ablation.core.config import GateConfig, StatsConfig
 from rag_ablation.core.errors import InvalidData, UserError
 from rag_ablation.evaluation.report.formatting import signed
 from rag_ablation.evaluation.statistics import inference as stats
-from rag_ablation.evaluation.statistics.comparison import rows_by_config
+from rag_ablation.evaluation.statistics.comparison import (
+    changed_ids,
+    is_binary,
+    measure_label,
+    measure_of_rows,
+    rows_by_config,
+)
 from rag_ablation.evaluation.statistics.inference import Interval
 
 ALL = "all"
@@ -60,8 +69,10 @@ class NoBaseline(Incomparable):
 
 @dataclass(frozen=True)
 class SliceResult:
-    """One gated config on one slice: hits at ``k`` in the workspace and the baseline, the ids
-    that went from hit to miss (``newly_failing``) and back (``newly_passing``), sorted, the
+    """One gated config on one slice: the sum of ``measure`` over its questions in the workspace
+    and the baseline (``hits``, ``baseline_hits``: the hits at ``k`` for a hit column), the ids
+    that went from hit to miss (``newly_failing``; for a continuous measure: dropped by more than
+    ``margin``) and back (``newly_passing``), sorted, the
     paired interval of the change, the floor applied, which rule failed (``below_floor``,
     ``too_many_newly_failing``, ``below_margin``) and the reasons (empty: pass). ``too_small``
     slices are not gated: no rule fails and there are no reasons."""
@@ -69,9 +80,11 @@ class SliceResult:
     config: str
     slice: str
     k: int
+    measure: str
+    margin: float
     n: int
-    hits: int
-    baseline_hits: int
+    hits: float
+    baseline_hits: float
     newly_failing: tuple[str, ...]
     newly_passing: tuple[str, ...]
     change: Interval
@@ -84,6 +97,7 @@ class SliceResult:
 
     @property
     def recall(self) -> float:
+        """The measure's mean on the slice (recall@k for a hit column)."""
         return self.hits / self.n
 
     @property
@@ -111,13 +125,14 @@ class SliceResult:
 @dataclass(frozen=True)
 class GateResult:
     """Every gated config's slices (config order as gated; ``all`` first, then slices by name)
-    against ``against`` (the baseline file or ``REV (commit)``)."""
+    against ``against`` (the baseline file or ``REV (commit)``), on the column ``measure``."""
 
     against: str
     rules: GateConfig
     settings: StatsConfig
     configs: tuple[str, ...]
     slices: tuple[SliceResult, ...]
+    measure: str
 
     @property
     def failed(self) -> tuple[SliceResult, ...]:
@@ -200,52 +215,66 @@ def _hits(rows: Sequence[Row], column: str, where: str) -> np.ndarray:
     return np.asarray([r[column] for r in rows], dtype=float)
 
 
+def gated_measure(rules: GateConfig, rows: Sequence[Row]) -> str:
+    """The column the gate checks: ``gate.measure``, where ``auto`` is nDCG@10 when every
+    answerable row of ``rows`` holds it (graded qrels) and ``hit_at_<gate.k>`` otherwise
+    (``comparison.measure_of_rows``, whose UserError names a column the rows lack)."""
+    return measure_of_rows(rules.measure, rows, default=f"hit_at_{rules.k}")
+
+
 def _slice_result(config: str, name: str, pairs: Sequence[tuple[Row, Row]], *, rules: GateConfig,
-                  settings: StatsConfig, against: str) -> SliceResult:
+                  settings: StatsConfig, against: str, measure: str) -> SliceResult:
     k = rules.k
-    column = f"hit_at_{k}"
-    before = _hits([b for b, _ in pairs], column, against)
-    after = _hits([a for _, a in pairs], column, "workspace scores")
+    binary = is_binary(measure)
+    margin = 0.0 if binary else settings.margin
+    label = measure_label(measure)
+    before = _hits([b for b, _ in pairs], measure, against)
+    after = _hits([a for _, a in pairs], measure, "workspace scores")
     ids = [a["id"] for _, a in pairs]
     docs = [str(a["doc"]) for _, a in pairs]
     clusters = docs if settings.cluster and len(set(docs)) >= 2 else None
     change = stats.paired_bootstrap_ci(before, after, method=settings.method, n_resamples=settings.resamples,
                                        seed=settings.seed, confidence=settings.confidence, clusters=clusters)
-    n, hits = len(ids), int(after.sum())
-    newly_failing = tuple(sorted(i for i, b, a in zip(ids, before, after) if b and not a))
-    newly_passing = tuple(sorted(i for i, b, a in zip(ids, before, after) if a and not b))
+    n = len(ids)
+    hits: float = int(after.sum()) if binary else float(after.sum())
+    baseline_hits: float = int(before.sum()) if binary else float(before.sum())
+    newly_passing, newly_failing = changed_ids(ids, before, after, margin)
     floor = rules.floor_for(name)
-    margin = rules.non_inferiority_margin
+    non_inferiority = rules.non_inferiority_margin
     gated = n >= rules.min_questions
     below_floor = gated and floor is not None and hits < floor * n - 1e-9  # at the floor passes
     too_many = gated and len(newly_failing) > rules.max_newly_failing
-    below_margin = gated and margin is not None and change.high < -margin - stats.TOLERANCE
+    below_margin = gated and non_inferiority is not None and change.high < -non_inferiority - stats.TOLERANCE
     failures = []
     if below_floor:
-        failures.append(f"recall@{k} {hits / n:.3f} is below the floor {floor:.3f}")
+        failures.append(f"{label} {hits / n:.3f} is below the floor {floor:.3f}")
     if too_many:
         failures.append(f"{len(newly_failing)} newly failing, at most {rules.max_newly_failing} allowed")
     if below_margin:
         failures.append(f"the {settings.confidence:.0%} interval of the change, {signed(change.low)} to "
-                        f"{signed(change.high)}, lies below -{margin:g} (gate.non_inferiority_margin)")
-    return SliceResult(config=config, slice=name, k=k, n=n, hits=hits, baseline_hits=int(before.sum()),
-                       newly_failing=newly_failing, newly_passing=newly_passing, change=change, floor=floor,
-                       too_small=not gated, below_floor=below_floor, too_many_newly_failing=too_many,
-                       below_margin=below_margin, failures=tuple(failures))
+                        f"{signed(change.high)}, lies below -{non_inferiority:g} (gate.non_inferiority_margin)")
+    return SliceResult(config=config, slice=name, k=k, measure=measure, margin=margin, n=n, hits=hits,
+                       baseline_hits=baseline_hits, newly_failing=newly_failing, newly_passing=newly_passing,
+                       change=change, floor=floor, too_small=not gated, below_floor=below_floor,
+                       too_many_newly_failing=too_many, below_margin=below_margin, failures=tuple(failures))
 
 
 def gate_config(name: str, base_rows: Sequence[Row], new_rows: Sequence[Row], *, rules: GateConfig,
-                settings: StatsConfig, against: str = "the baseline") -> list[SliceResult]:
-    """One config's slices: ``all`` first, then each slice of answerable questions by name.
-    Raises :class:`Incomparable` when the two sides differ (:func:`check_comparable`)."""
+                settings: StatsConfig, against: str = "the baseline", measure: str | None = None) -> list[SliceResult]:
+    """One config's slices on ``measure`` (default: :func:`gated_measure` of its rows): ``all``
+    first, then each slice of answerable questions by name. Raises :class:`Incomparable` when
+    the two sides differ (:func:`check_comparable`)."""
+    measure = measure or gated_measure(rules, new_rows)
     check_comparable(name, base_rows, new_rows, against=against)
     base = {r["id"]: r for r in base_rows}
     pairs = [(base[r["id"]], r) for r in new_rows if r["answerable"]]
     groups: dict[str, list[tuple[Row, Row]]] = {}
     for b, a in pairs:
         groups.setdefault(str(a["slice"]), []).append((b, a))
-    out = [_slice_result(name, ALL, pairs, rules=rules, settings=settings, against=against)] if pairs else []
-    out += [_slice_result(name, s, groups[s], rules=rules, settings=settings, against=against) for s in sorted(groups)]
+    out = ([_slice_result(name, ALL, pairs, rules=rules, settings=settings, against=against, measure=measure)]
+           if pairs else [])
+    out += [_slice_result(name, s, groups[s], rules=rules, settings=settings, against=against, measure=measure)
+            for s in sorted(groups)]
     return out
 
 
@@ -285,12 +314,14 @@ def run_gate(base_rows: Iterable[Row], new_rows: Iterable[Row], *, rules: GateCo
             if not rows.get(name):
                 raise Incomparable(f"gated config {name!r} has no rows in {side} (scored configs there: "
                                    f"{', '.join(rows) or 'none'}); {fix}")
+    measure = gated_measure(rules, [r for name in names for r in new[name]])
     slices = tuple(s for name in names
-                   for s in gate_config(name, base[name], new[name], rules=rules, settings=settings, against=against))
+                   for s in gate_config(name, base[name], new[name], rules=rules, settings=settings, against=against,
+                                        measure=measure))
     if isinstance(rules.floor, Mapping):
         known = {s.slice for s in slices}
         unknown = sorted(set(rules.floor) - known)
         if unknown:
             raise UserError(f"gate.floor: no slice named {', '.join(map(repr, unknown))} among the answerable "
                             f"questions of {', '.join(names)}; slices are: {', '.join(sorted(known))}")
-    return GateResult(against=against, rules=rules, settings=settings, configs=names, slices=slices)
+    return GateResult(against=against, rules=rules, settings=settings, configs=names, slices=slices, measure=measure)

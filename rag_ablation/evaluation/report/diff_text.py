@@ -2,11 +2,13 @@
 
 The numbers are :func:`rag_ablation.evaluation.statistics.revision_diff.diff_rows`'; this module
 only words them. One row per compared config (:func:`summary_rows`): its paired questions, fixed
-and broken counts of the 0/1 measure, the change with its interval, the sign test and its Holm
-p (family printed), RR@10's change with its sign-flip test, the smallest detectable change and
-the verdict (``comparison.verdict``: real gain, real loss, within the noise, no change; ``no
-shared questions`` without a pair). Below it, per config and slice, the ids of the questions
-fixed and broken (:func:`question_lines`), then what is on one side only. :func:`format_text`
+and broken counts of a 0/1 measure (better / worse by more than ``stats.margin`` for a continuous
+one, as nDCG@10), the change with its interval, the measure's paired test (sign test, or sign-flip
+test for a continuous measure) and its Holm p (family printed), RR@10's change with its sign-flip
+test, the smallest detectable change and the verdict (``comparison.verdict``: real gain, real
+loss, within the noise, no change; ``no shared questions`` without a pair). Below it, per config
+and slice, the ids of the questions fixed and broken (:func:`question_lines`), then what is on
+one side only. :func:`format_text`
 aligns the columns for a terminal; :func:`format_markdown` writes a pull-request comment.
 """
 from __future__ import annotations
@@ -14,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag_ablation.evaluation.report.formatting import detectable, interval, p_value, signed, table
-from rag_ablation.evaluation.report.plot_data import measure_label
+from rag_ablation.evaluation.report.plot_data import count_words, measure_label, test_name
 from rag_ablation.evaluation.statistics.comparison import Comparison, verdict
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, interval_dict
 from rag_ablation.evaluation.statistics.revision_diff import RevisionDiff
 
 
 def _verdict(c: Comparison) -> str:
-    """``comparison.verdict`` of the 0/1 measure's change (unrounded), or ``no shared questions``."""
+    """``comparison.verdict`` of the measure's change (unrounded), or ``no shared questions``."""
     b = c.binary
     if b is None:
         return "no shared questions"
@@ -32,7 +34,8 @@ def summary_rows(d: RevisionDiff) -> tuple[list[str], list[list[str]]]:
     """The header and one row per compared config (shared by the text and Markdown forms)."""
     family = max((c.binary.family for c in d.comparisons if c.binary), default=0)
     conf = f"{d.settings.confidence:.0%}"
-    header = ["config", "n", "fixed", "broken", f"Δ {measure_label(d.measure)}", f"{conf} interval", "p (sign)",
+    header = ["config", "n", *count_words(d.measure, d.settings.margin), f"Δ {measure_label(d.measure)}",
+              f"{conf} interval", f"p ({test_name(d.measure)})",
               f"Holm p (of {family})", "Δ MRR@10", f"{conf} interval", "p (sign-flip)",
               f"Holm p (of {family})", "could detect", "verdict"]
     rows = []
@@ -42,7 +45,7 @@ def summary_rows(d: RevisionDiff) -> tuple[list[str], list[list[str]]]:
             rows.append([c.new, "0", *[""] * (len(header) - 3), _verdict(c)])
             continue
         rows.append([c.new, str(c.n), str(b.counts.fixed), str(b.counts.broken), signed(b.delta.estimate),
-                     interval(interval_dict(b.delta, CHANGE_INTERVAL), signed), p_value(b.p_sign),
+                     interval(interval_dict(b.delta, CHANGE_INTERVAL), signed), p_value(b.p),
                      p_value(b.p_holm), signed(r.delta.estimate),
                      interval(interval_dict(r.delta, CHANGE_INTERVAL), signed), p_value(r.p_sign_flip),
                      p_value(r.p_holm), detectable(b), _verdict(c)])
@@ -54,15 +57,16 @@ def question_lines(d: RevisionDiff, *, code: str = "") -> list[str]:
     answerable on one side only: once for all configs when every config has the same ones,
     else per config."""
     lines = []
+    fixed, broken = count_words(d.measure, d.settings.margin)
     for c in d.comparisons:
         changed = [s for s in c.by_slice.values() if s.fixed_ids or s.broken_ids]
         if not changed:
             continue
-        lines.append(f"{code}{c.new}{code}: fixed {len(c.fixed_ids)}, broken {len(c.broken_ids)}")
+        lines.append(f"{code}{c.new}{code}: {fixed} {len(c.fixed_ids)}, {broken} {len(c.broken_ids)}")
         for s in changed:
             small = " (too small to decide)" if s.too_small else ""
-            parts = [f"broken {', '.join(s.broken_ids)}" if s.broken_ids else "",
-                     f"fixed {', '.join(s.fixed_ids)}" if s.fixed_ids else ""]
+            parts = [f"{broken} {', '.join(s.broken_ids)}" if s.broken_ids else "",
+                     f"{fixed} {', '.join(s.fixed_ids)}" if s.fixed_ids else ""]
             lines.append(f"  - {s.slice}{small}: " + "; ".join(p for p in parts if p))
     return lines
 
@@ -118,7 +122,7 @@ def format_text(d: RevisionDiff) -> str:
     parts += [line(header), *(line(r) for r in rows)] if rows else ["No config has scores on both sides."]
     questions = question_lines(d)
     if questions:
-        parts += ["", "Questions fixed and broken:", *questions]
+        parts += ["", f"Questions {' and '.join(count_words(d.measure, d.settings.margin))}:", *questions]
     sides = one_side_lines(d) + side_lines(d)
     if sides:
         parts += ["", *sides]
@@ -134,7 +138,8 @@ def format_markdown(d: RevisionDiff) -> str:
                  "No config has scores on both sides.")
     questions = question_lines(d, code="`")
     if questions:
-        parts += ["", "**Questions fixed and broken**", "", *(q if q.startswith("  ") else f"- {q}" for q in questions)]
+        words = " and ".join(count_words(d.measure, d.settings.margin))
+        parts += ["", f"**Questions {words}**", "", *(q if q.startswith("  ") else f"- {q}" for q in questions)]
     sides = one_side_lines(d, code="`") + side_lines(d)
     if sides:
         parts += ["", *(f"- {line}" for line in sides)]

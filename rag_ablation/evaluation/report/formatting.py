@@ -44,7 +44,7 @@ def points(mde: float) -> str:
 def detectable(change: object) -> str:
     """The "could detect" cell of a 0/1 change: its MDE in points, or a note when the two
     sides never disagree (the MDE from an observed disagreement of 0 would read 0 points).
-    ``change`` is a ``BinaryChange`` or a metrics entry with ``fixed``, ``broken`` and ``mde``."""
+    ``change`` is a ``MeasureChange`` or a metrics entry with ``fixed``, ``broken`` and ``mde``."""
     if isinstance(change, Mapping):
         fixed, broken, mde = change["fixed"], change["broken"], change["mde"]
     else:

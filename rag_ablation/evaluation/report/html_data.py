@@ -9,9 +9,10 @@ no stage writes them:
 
 - the *letters* (ranx style, :func:`config_letters`): every available config gets a letter in
   params order, and after its value of ``stats.measure`` stand the letters of the configs it
-  significantly beats: exact sign tests on the questions each pair disagrees on, Holm-adjusted
-  over all pairs at level ``1 - stats.confidence``, a win when the adjusted p is below the level
-  and it wins more of the disagreements (the sweep summary's procedure,
+  significantly beats: the measure's paired test for every pair (exact sign tests on the
+  questions each pair disagrees on for a 0/1 measure, sign-flip tests for a continuous one such
+  as nDCG@10), Holm-adjusted over all pairs at level ``1 - stats.confidence``, a win when the
+  adjusted p is below the level and its mean is higher (the sweep summary's procedure,
   :mod:`rag_ablation.evaluation.statistics.sweep`, on the questions answerable in every config);
 - the *cost* points (:func:`cost_points`): recall of ``stats.measure`` against the P95
   retrieval latency per query (``total.p95_ms`` of ``metrics/latency/CONFIG.json``, read only
@@ -19,9 +20,13 @@ no stage writes them:
   (``sweep.pareto_front``), and answer accuracy (hand grades) against the median seconds per
   answer (``answer.p50_ms`` of ``metrics/latency/generate_CONFIG.json``).
 
+``stats.measure: auto`` is read as the ``stats`` stage used it (``metrics_view.stats_settings``:
+nDCG@10 on graded qrels); ``meta.measure``, its label and ``meta.test`` name it for the page.
+
 Per question (:func:`question_entries`, :func:`grid`, :func:`rankings`): the question, its
-spans and audit lines; its 0/1 value of ``stats.measure`` in every available config (``None``
-for an unanswerable question); each config's top ``k`` passages (``k`` = the measure's cut-off)
+spans and audit lines; its 0/1 value of the grid's column (:func:`grid_column`: ``stats.measure``,
+or ``hit_at_10`` for a continuous measure) in every available config (``None``
+for an unanswerable question); each config's top ``k`` passages (``k`` = the grid column's cut-off)
 with rank, score and whether the chunking's labels count it relevant, the passage texts stored
 once per chunking; each answered config's answer, its judges' verdicts and hand grade
 (``metrics/scores/verdicts.csv``) and the failure kind from the hand grades; on a miss, where the
@@ -45,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_ablation.core.config import Params
+from rag_ablation.core.config import Params, StatsConfig
 from rag_ablation.core.errors import InvalidData
 from rag_ablation.core.io import numbered_json_lines, read_output, string_record_problems
 from rag_ablation.data.questions import Question, load_questions
@@ -54,13 +59,13 @@ from rag_ablation.evaluation.report.metrics_view import (answer_comparison as re
                                                          calibration, canary_results, change_of, change_verdict,
                                                          config_metrics, failure_table, hand_accuracy, is_calibrated,
                                                          latency_value, length_bias, length_bias_ran,
-                                                         retrieval_p95, sweep_view, vs_baseline)
+                                                         retrieval_p95, stats_settings, sweep_view, vs_baseline)
 from rag_ablation.evaluation.report.plot_data import LABELS
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
-from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF
-from rag_ablation.evaluation.statistics.sweep import (COST_TOLERANCE, beats, candidate_matrix, letters, pairwise_wins,
-                                                      pareto_front, sign_test_matrix)
+from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, MEASURES, RECALL_OF, TESTS, is_binary
+from rag_ablation.evaluation.statistics.sweep import (COST_TOLERANCE, beats, candidate_matrix, letters, pairwise_p,
+                                                      pairwise_wins, pareto_front)
 from rag_ablation.support.latency_rule import WARM_RULE
 
 Json = dict[str, Any]
@@ -173,10 +178,20 @@ def measure_k(measure: str) -> int:
     return int(measure.rsplit("_", 1)[-1])
 
 
-def config_letters(rows: Sequence[Row], configs: Sequence[str], *, measure: str, alpha: float) -> dict[str, Json]:
+def grid_column(measure: str) -> str:
+    """The 0/1 column the question grid shows: ``measure`` itself, or ``hit_at_10`` (something
+    relevant in the top 10) for a continuous measure."""
+    return measure if is_binary(measure) else "hit_at_10"
+
+
+def config_letters(rows: Sequence[Row], configs: Sequence[str], *, measure: str, alpha: float,
+                   settings: StatsConfig | None = None) -> dict[str, Json]:
     """Config -> ``{"letter": its letter, "beats": the letters it significantly beats}`` for the
     ``configs`` that have rows (module docstring), letters in the order of ``configs``. With
-    fewer than two such configs, or no question answerable in all of them, nobody beats anyone."""
+    fewer than two such configs, or no question answerable in all of them, nobody beats anyone.
+    ``settings`` (default: the defaults of ``stats``) gives a continuous measure's margin,
+    resamples and seed."""
+    settings = settings or StatsConfig()
     by_config: dict[str, list[Row]] = {}
     for r in rows:
         by_config.setdefault(str(r["config"]), []).append(r)
@@ -191,8 +206,9 @@ def config_letters(rows: Sequence[Row], configs: Sequence[str], *, measure: str,
     if not shared:
         return out
     matrix = candidate_matrix({n: by_config[n] for n in names}, measure)
-    wins = pairwise_wins(matrix.values)
-    beaten, _ = beats(wins, sign_test_matrix(wins), alpha)
+    wins = pairwise_wins(matrix.values, 0.0 if is_binary(measure) else settings.margin)
+    raw = pairwise_p(matrix.values, measure=measure, wins=wins, resamples=settings.resamples, seed=settings.seed)
+    beaten, _ = beats(matrix.values.mean(axis=0), raw, alpha)
     for i, name in enumerate(names):
         out[name]["beats"] = "".join(labels[j] for j in beaten[i])
     return out
@@ -221,12 +237,17 @@ def change_entry(vs: Mapping[str, Any] | None, measure: str) -> Json | None:
             "verdict": change_verdict(b)}
 
 
+def page_settings(inputs: Inputs, params: Params) -> StatsConfig:
+    """``params.stats`` with ``measure`` the column the ``stats`` stage used (``auto`` resolved)."""
+    return stats_settings(params.stats, inputs.stats, list(params.retrieval))
+
+
 def config_entries(inputs: Inputs, params: Params) -> list[Json]:
     """One entry per config of params, in params order (module docstring)."""
-    settings = params.stats
+    settings = page_settings(inputs, params)
     recall = RECALL_OF[settings.measure]
     marks = config_letters(inputs.rows, list(params.retrieval), measure=settings.measure,
-                           alpha=1 - settings.confidence)
+                           alpha=1 - settings.confidence, settings=settings)
     out = []
     for name in params.retrieval:
         entry: Json = {"name": name, "baseline": name == settings.baseline,
@@ -239,7 +260,7 @@ def config_entries(inputs: Inputs, params: Params) -> list[Json]:
             out.append(entry)
             continue
         entry.update(available=True, n=m.get("n"), letter=marks[name]["letter"], beats=marks[name]["beats"],
-                     measures={k: _interval(m.get(k)) for k in MEASURES},
+                     measures={k: _interval(m.get(k)) for k in [*MEASURES, *(g for g in GRADED_MEASURES if g in m)]},
                      by_slice={s: {**(_interval(g.get(recall)) or {}), "n": g.get("n"),
                                    "too_small": bool(g.get("too_small"))}
                                for s, g in sorted(m.get("by_slice", {}).items())},
@@ -505,15 +526,16 @@ def sweep_entries(sweep: Mapping[str, Any] | None, dataset: str) -> Json | None:
 
 def page_data(inputs: Inputs, params: Params) -> Json:
     """Everything the page shows (module docstring), as one JSON-ready dict."""
-    settings = params.stats
-    k = measure_k(settings.measure)
+    settings = page_settings(inputs, params)
+    k = measure_k(grid_column(settings.measure))
     configs = config_entries(inputs, params)
-    values = grid(inputs, configs, settings.measure)
+    values = grid(inputs, configs, grid_column(settings.measure))
     ranked, passages, deeper = rankings(inputs, params, configs, k)
     base = next((c for c in configs if c["baseline"]), None)
     return {
         "meta": {"baseline": settings.baseline, "baseline_available": bool(base and base.get("available")),
                  "measure": settings.measure, "measure_label": LABELS[RECALL_OF[settings.measure]], "k": k,
+                 "test": TESTS[settings.measure],
                  "confidence": settings.confidence, "method": settings.method, "resamples": settings.resamples,
                  "n_questions": len(inputs.questions), "n_answerable": sum(q.answerable for q in inputs.questions),
                  "n_baseline": base.get("n") if base else None, "alpha": round(1 - settings.confidence, 10),

@@ -24,15 +24,18 @@ from rag_ablation.core.config import StatsConfig
 from rag_ablation.evaluation.statistics.comparison import (
     GRADED_MEASURES,
     MEASURES,
+    P_KEYS,
     RECALL_OF,
     RR_COLUMN,
     SIGNIFICANCE,
+    TESTS,
+    is_binary,
 )
 from rag_ablation.evaluation.report.formatting import (detectable, interval, num, p_value, points, share, signed,
                                                      table)
 from rag_ablation.evaluation.report.metrics_view import (answer_proxy, available, baseline_comparisons, change_of,
-                                                         change_verdict, config_metrics)
-from rag_ablation.evaluation.report.plot_data import LABELS
+                                                         change_verdict, config_metrics, stats_settings)
+from rag_ablation.evaluation.report.plot_data import LABELS, count_words, test_name
 
 Metrics = Mapping[str, Any]
 
@@ -154,6 +157,8 @@ def paired_section(metrics: Metrics, configs: Sequence[str], settings: StatsConf
     if not compared:
         return f"{title}\n\nNo config could be compared with the baseline."
     family = next((v[settings.measure]["family"] for _, v in compared if settings.measure in v), 0)
+    test = test_name(settings.measure)
+    fixed, broken = count_words(settings.measure, settings.margin)
     rows, rr_rows, notes = [], [], []
     for name, vs in compared:
         if vs.get("only_config") or vs.get("only_baseline"):
@@ -164,18 +169,26 @@ def paired_section(metrics: Metrics, configs: Sequence[str], settings: StatsConf
             rows.append([f"`{name}`", "no shared questions", *[""] * 8])
             continue
         rows.append([f"`{name}`", str(vs["n"]), str(b["fixed"]), str(b["broken"]), signed(b["delta"]),
-                     interval(b, signed), p_value(b["p_sign"]), p_value(b["p_holm"]), detectable(b), change_verdict(b)])
+                     interval(b, signed), p_value(b[P_KEYS[TESTS[settings.measure]]]), p_value(b["p_holm"]),
+                     detectable(b), change_verdict(b)])
         rr_mde = points(r["mde"]) if r["mde"] > 0 else "n/a: no question differs"
         rr_rows.append([f"`{name}`", signed(r["delta"]), interval(r, signed), p_value(r["p_sign_flip"]),
                         p_value(r["p_holm"]), rr_mde, change_verdict(r)])
-    header = ["config", "n", "fixed", "broken", f"change in {label}", f"{settings.confidence:.0%} interval",
-              "p (sign test)", f"Holm p (family of {family})", "could detect", "verdict"]
+    header = ["config", "n", fixed, broken, f"change in {label}", f"{settings.confidence:.0%} interval",
+              f"p ({test} test)", f"Holm p (family of {family})", "could detect", "verdict"]
     rr_header = ["config", "change in MRR@10", f"{settings.confidence:.0%} interval", "p (sign-flip)",
                  f"Holm p (family of {family})", "could detect", "verdict"]
-    parts = [title, "",
-             f"Same questions, question by question. *Fixed*: the baseline missed it in the top "
-             f"{settings.measure.rsplit('_', 1)[-1]} and the config found it; *broken*: the reverse.",
-             "", table(header, rows), "", table(rr_header, rr_rows)]
+    if is_binary(settings.measure):
+        words = (f"*Fixed*: the baseline missed it in the top {settings.measure.rsplit('_', 1)[-1]} and the config "
+                 "found it; *broken*: the reverse.")
+    else:
+        words = (f"*{fixed}* / *{broken}*: the config's {label} on the question is above / below the baseline's by "
+                 f"more than {settings.margin:g} (`stats.margin`); the p-value is a paired sign-flip test of the "
+                 f"per-question differences ({settings.resamples:,} flips, seed {settings.seed}).")
+    parts = [title, "", f"Measure: {label} (`{settings.measure}`). Same questions, question by question. {words}",
+             "", table(header, rows)]
+    if settings.measure != RR_COLUMN:
+        parts += ["", table(rr_header, rr_rows)]
     if notes:
         parts += ["", *notes]
     return "\n".join(parts)
@@ -196,9 +209,10 @@ def slice_counts_section(metrics: Metrics, configs: Sequence[str], settings: Sta
                                                                                    else ""))
         rows.append([f"`{name}`", *cells])
     label = LABELS[RECALL_OF[settings.measure]]
-    return "\n".join([f"### Fixed / broken per slice ({label})", "",
-                      "`rag-ablation diff REV` names the questions; sign-test p-values per slice are in "
-                      "`metrics/stats.json` (unadjusted).", "", table(header, rows)])
+    fixed, broken = count_words(settings.measure, settings.margin)
+    return "\n".join([f"### {fixed.capitalize()} / {broken} per slice ({label})", "",
+                      f"`rag-ablation diff REV` names the questions; {test_name(settings.measure)}-test p-values per "
+                      "slice are in `metrics/stats.json` (unadjusted).", "", table(header, rows)])
 
 
 def subsample_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
@@ -262,7 +276,9 @@ def audit_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfi
 
 
 def render(metrics: Metrics, *, configs: Sequence[str], answered: Sequence[str], settings: StatsConfig) -> str:
-    """The whole report as Markdown text (module docstring), ending with a newline."""
+    """The whole report as Markdown text (module docstring), ending with a newline.
+    ``settings.measure`` ``auto`` is read as the stage used it (``metrics_view.stats_settings``)."""
+    settings = stats_settings(settings, metrics, configs)
     sections = [intro(metrics, configs, settings), how_to_read(settings), configs_section(metrics, configs, settings),
                 slices_section(metrics, configs, settings), paired_section(metrics, configs, settings),
                 slice_counts_section(metrics, configs, settings), subsample_section(metrics, configs, settings),

@@ -20,17 +20,19 @@ page reads: runs, labels, answers) with one message naming the stage to rerun wh
 missing, not JSON or not an object. Every accessor reads a missing block as absent (``{}`` or None), never a KeyError, and returns
 the file's own values, neither rounded again nor formatted. The one thing decided here is the
 verdict of a change of ``stats.json`` (:func:`change_verdict`: ``comparison.verdict`` on the
-file's rounded numbers).
+file's rounded numbers), and which column ``stats.measure: auto`` stood for when the file was
+written (:func:`stats_settings`).
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rag_ablation.evaluation.statistics.comparison import verdict
+from rag_ablation.core.config import StatsConfig
+from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, resolve_measure, verdict
 from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
 from rag_ablation.support.latency_rule import warm_total_ms
 
@@ -48,6 +50,15 @@ def config_metrics(stats: Json, name: str) -> Json:
 def available(stats: Json, name: str) -> bool:
     """The config has numbers: its entry's ``available`` is set (absent: not available)."""
     return bool(config_metrics(stats, name).get("available"))
+
+
+def stats_settings(settings: StatsConfig, stats: Json, configs: Sequence[str]) -> StatsConfig:
+    """``settings`` with ``measure`` the column the ``stats`` stage used: itself, or for ``auto``
+    ``comparison.resolve_measure`` of the graded columns every available config of ``configs``
+    reports (the stage's rule on the rows, read back from the file: nDCG@10 on graded qrels)."""
+    shown = [config_metrics(stats, c) for c in configs if available(stats, c)]
+    held = [column for name, column in GRADED_MEASURES.items() if shown and all(name in m for m in shown)]
+    return replace(settings, measure=resolve_measure(settings.measure, held))
 
 
 def baseline_comparisons(stats: Json, configs: Sequence[str], baseline: str) -> list[tuple[str, Json]]:

@@ -21,19 +21,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_ablation.evaluation.statistics.comparison import MEASURES, RECALL_OF, RR_COLUMN, is_real, rounded, rounded_p
+from rag_ablation.evaluation.statistics.comparison import (  # LABELS, measure_label: read from here too
+    LABELS,
+    MEASURES,
+    RECALL_OF,
+    RR_COLUMN,
+    TESTS,
+    is_binary,
+    is_real,
+    measure_label,
+    rounded,
+    rounded_p,
+)
 from rag_ablation.evaluation.statistics.inference import Interval, interval_dict
 from rag_ablation.evaluation.statistics.stats import METRICS_INTERVAL, StatsResult
 
-LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10",
-          "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100"}
-"""How a measure is named on a chart and in the report."""
 
 
-def measure_label(measure: str) -> str:
-    """How a 0/1 per-question column is named through the mean it averages to:
-    ``hit_at_5`` -> ``recall@5``."""
-    return LABELS[RECALL_OF[measure]]
+def count_words(measure: str, margin: float) -> tuple[str, str]:
+    """What the fixed and broken counts of ``measure`` are called: ``fixed`` / ``broken`` for a
+    0/1 column, ``better by >M`` / ``worse by >M`` (M the margin) for a continuous one."""
+    if is_binary(measure):
+        return "fixed", "broken"
+    return f"better by >{margin:g}", f"worse by >{margin:g}"
+
+
+def test_name(measure: str) -> str:
+    """The paired test of ``measure`` as a column header names it: ``sign`` or ``sign-flip``."""
+    return TESTS[measure]
 
 FILES = ("configs.json", "slices.json", "changes.json", "subsample.json")
 """The plot files the statistics stage writes, in this order of :func:`all_plots`."""
@@ -90,10 +105,11 @@ def slice_bars(result: StatsResult) -> list[dict[str, Any]]:
 
 
 def change_bars(result: StatsResult) -> list[dict[str, Any]]:
-    """One row per compared config for the 0/1 measure's change and one for RR@10's."""
+    """One row per compared config for the measure's change and one for RR@10's (one panel
+    when the measure is RR@10)."""
     measure = result.settings.measure
     rows = []
-    for name, label in ((measure, LABELS[RECALL_OF[measure]]), (RR_COLUMN, LABELS["mrr_at_10"])):
+    for name, label in {measure: measure_label(measure), RR_COLUMN: LABELS["mrr_at_10"]}.items():
         panel = f"change in {label} vs {result.baseline}"
         for c in result.comparisons:
             change = c.binary if name == measure else c.rr

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_ablation.evaluation.report.formatting import interval, num, p_value, share, signed, table
-from rag_ablation.evaluation.report.plot_data import measure_label
-from rag_ablation.evaluation.statistics.comparison import rounded, rounded_p
+from rag_ablation.evaluation.report.plot_data import measure_label, test_name
+from rag_ablation.evaluation.statistics.comparison import is_binary, rounded, rounded_p
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, METRICS_INTERVAL, Interval, interval_dict
-from rag_ablation.evaluation.statistics.sweep import COST_TOLERANCE, PROCEDURE, SweepSummary, letters
+from rag_ablation.evaluation.statistics.sweep import COST_TOLERANCE, SweepSummary, letters, procedure
 from rag_ablation.support.latency_rule import WARM_RULE
 
 
@@ -48,7 +48,7 @@ def summary_json(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | None 
             **_iv(s.means[k]), "letter": mark[k], "rank": s.rank[k], "rank_low": s.rank_low[k],
             "rank_high": s.rank_high[k], "in_tie_set": k in s.tie_set, "beats": _letters(mark, s.beats[k]),
             "beaten_by": _letters(mark, beaten_by(s, k)),
-            "change": _iv(s.change[k], CHANGE_INTERVAL), "p_sign": rounded_p(s.p_sign[k]),
+            "change": _iv(s.change[k], CHANGE_INTERVAL), _p_key(s): rounded_p(s.p[k]), "aliases": list(s.aliases[k]),
             "win_rate": _optional(s.win_rate[k]), "p95_ms": s.p95_ms[k], "pareto": s.pareto[k],
             "answer_s": s.answer_s[k],
         }
@@ -59,19 +59,32 @@ def summary_json(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | None 
     if c is not None:
         winner["test"] = _iv(c.test)
         winner["baseline_test"] = _iv(c.baseline_test)
-        winner["test_change"] = {**_iv(c.change, CHANGE_INTERVAL), "p_sign": rounded_p(c.p_sign),
+        winner["test_change"] = {**_iv(c.change, CHANGE_INTERVAL), _p_key(s): rounded_p(c.p),
                                  "win_rate": _optional(c.win_rate)}
         winner["winners_curse"] = _iv(c.curse)
     unit = "source documents" if s.settings.cluster else "questions"
     return {
         "dataset": dataset, "measure": s.measure, "chosen_on": s.chosen_on, "questions": s.n,
         "test_questions": None if c is None else c.n, "candidates": len(s.names), "baseline": s.names[s.baseline],
-        "procedure": PROCEDURE, "level": rounded(s.alpha), "resamples": s.settings.resamples,
+        "procedure": procedure(s.measure), "margin": None if is_binary(s.measure) else rounded(s.settings.margin),
+        "level": rounded(s.alpha), "resamples": s.settings.resamples,
         "seed": s.settings.seed, "resampled": unit, "winner": winner,
         "tie_set": [s.names[k] for k in order(s) if k in s.tie_set], "tie_set_size": len(s.tie_set),
         "ranking": ranking, "unpaired_questions": list(s.unpaired), "unassigned_questions": list(s.unassigned),
         "sides": {label: dict(params) for label, params in sorted((sides or {}).items())},
     }
+
+
+def _p_key(s: SweepSummary) -> str:
+    """``p_sign`` (0/1 measure) or ``p_sign_flip`` (continuous), as ``metrics/stats.json`` spells them."""
+    return "p_sign" if is_binary(s.measure) else "p_sign_flip"
+
+
+def alias_lines(s: SweepSummary) -> list[str]:
+    """One line per candidate that stands for copies: identical per-question values, counted once."""
+    return [f"`{s.names[k]}` also stands for {', '.join(f'`{a}`' for a in s.aliases[k])} (identical per-question "
+            f"{s.measure} on every paired question: one candidate, counted once in the family of pairs)."
+            for k in range(len(s.names)) if s.aliases[k]]
 
 
 def cost_rows(s: SweepSummary) -> list[dict[str, Any]]:
@@ -93,6 +106,18 @@ def beaten_by(s: SweepSummary, k: int) -> list[int]:
 
 def _share(x: float | None) -> str:
     return "" if x is None else share(x)
+
+
+def _disagree(s: SweepSummary) -> str:
+    """How the win rate's questions are described: disagree on (0/1), or differ by more than the margin."""
+    return "disagree on" if is_binary(s.measure) else f"differ on by more than {s.settings.margin:g}"
+
+
+def _win_rate_words(s: SweepSummary) -> str:
+    if is_binary(s.measure):
+        return "Win rate: share of the questions where it and the baseline disagree that it gets right."
+    return (f"Win rate: of the questions where it and the baseline differ by more than {s.settings.margin:g} "
+            "(`stats.margin`), the share where it is the better one.")
 
 
 def _ms(x: float | None) -> str:
@@ -123,8 +148,8 @@ def headline(s: SweepSummary) -> list[str]:
     lines.append(f"**On the {c.n} held-out test questions**: {label} {num(c.test.estimate)} "
                  f"({interval(interval_dict(c.test, METRICS_INTERVAL))}); against the baseline `{s.names[s.baseline]}` "
                  f"({num(c.baseline_test.estimate)} there): {signed(c.change.estimate)} ({interval(change, signed)}), "
-                 f"sign test p {p_value(c.p_sign)}, wins {_share(c.win_rate) or 'n/a'} of the questions they "
-                 "disagree on.")
+                 f"{test_name(s.measure)} test p {p_value(c.p)}, wins {_share(c.win_rate) or 'n/a'} of the questions "
+                 f"they {_disagree(s)}.")
     lines.append(f"**Winner's curse** (dev minus test): {signed(c.curse.estimate)} "
                  f"({interval(interval_dict(c.curse, METRICS_INTERVAL), signed)}): how much its dev score overstates "
                  "it on questions that did not choose it.")
@@ -137,7 +162,8 @@ def ranking_table(s: SweepSummary) -> str:
     conf = f"{s.settings.confidence:.0%}"
     mark = letter_of(s)
     header = ["", "candidate", f"{label} ({conf} interval) beats", f"rank ({conf})", "tie set", "beaten by",
-              f"Δ vs `{s.names[s.baseline]}` ({conf})", "win rate", "p (sign)", "P95 ms/query", "Pareto"]
+              f"Δ vs `{s.names[s.baseline]}` ({conf})", "win rate", f"p ({test_name(s.measure)})", "P95 ms/query",
+              "Pareto"]
     rows = []
     for k in order(s):
         beaten = _letters(mark, s.beats[k])
@@ -148,7 +174,7 @@ def ranking_table(s: SweepSummary) -> str:
                      _letters(mark, beaten_by(s, k)),
                      "baseline" if base else f"{signed(s.change[k].estimate)} "
                                              f"({interval(interval_dict(s.change[k], CHANGE_INTERVAL), signed)})",
-                     "" if base else _share(s.win_rate[k]) or "n/a", "" if base else p_value(s.p_sign[k]),
+                     "" if base else _share(s.win_rate[k]) or "n/a", "" if base else p_value(s.p[k]),
                      _ms(s.p95_ms[k]), "front" if s.pareto[k] else ""])
     if any(x is not None for x in s.answer_s):
         header.append("s/answer (P50)")
@@ -166,13 +192,17 @@ def format_markdown(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | No
     parts = [f"# Sweep: {len(s.names)} candidates on {label} ({s.measure})", "", *headline(s), ""]
     if notes:
         parts += [" ".join(notes), ""]
-    parts += ["## Candidates, best first", "", ranking_table(s), ""]
-    parts.append(f"A letter after a value names a candidate it beats: more of their disagreeing questions right, "
-                 f"exact sign test, Holm-adjusted over all {len(s.names) * (len(s.names) - 1) // 2} pairs, p < "
+    parts += ["## Candidates, best first", "", f"Measure: {label} (`{s.measure}`).", "", ranking_table(s), ""]
+    test = ("more of their disagreeing questions right, exact sign test" if is_binary(s.measure) else
+            "a higher mean, paired sign-flip test of the per-question differences")
+    parts.append(f"A letter after a value names a candidate it beats: {test}, Holm-adjusted over all "
+                 f"{len(s.names) * (len(s.names) - 1) // 2} pairs, p < "
                  f"{s.alpha:.2g}. Rank (interval): 1 is best, equal means share a rank; the interval holds the "
                  f"middle {s.settings.confidence:.0%} of each candidate's ranks over {s.settings.resamples:,} "
-                 f"draws of the {unit}, the same draw for every candidate. Win rate: share of the questions where "
-                 "it and the baseline disagree that it gets right.")
+                 f"draws of the {unit}, the same draw for every candidate. {_win_rate_words(s)}")
+    aliases = alias_lines(s)
+    if aliases:
+        parts += ["", *aliases]
     if sides:
         parts += ["", "Sides:", ""]
         parts += [f"- `{label_}`: " + (", ".join(f"`{k}={v}`" for k, v in sorted(params.items())) or "no param differs")
@@ -193,7 +223,8 @@ def format_markdown(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | No
                      "per answer (`metrics/latency/generate_CONFIG.json`, `answer.p50_ms`; a prompt-cache hit "
                      "keeps the time of the call that filled it).")
     parts += ["", "## Method", ""]
-    parts.append(f"Tie set: {PROCEDURE}, level {s.alpha:.2g}. Intervals: percentile intervals from {s.settings.resamples:,} "
+    parts.append(f"Tie set: {procedure(s.measure)}, level {s.alpha:.2g}. Intervals: percentile intervals from "
+                 f"{s.settings.resamples:,} "
                  f"bootstrap draws of the {unit} (seed {s.settings.seed}). Only questions answerable in every "
                  "candidate are used.")
     if s.unpaired:

@@ -7,19 +7,29 @@ question is the unit; only answerable questions are measured.
 
 Paired (:func:`compare`):
     questions are paired by ``id`` among those answerable on both sides; a question on one
-    side only is counted and named, never paired. For the 0/1 measure ``stats.measure``: the
-    fixed / broken / both-right / both-wrong counts, the change ``mean(new) - mean(base)`` with
-    a paired bootstrap interval, the exact two-sided sign test on fixed versus broken, and the
-    minimum detectable effect at 80% power and alpha 0.05 from the observed disagreement
-    rate. For RR@10: the change, its paired interval, a sign-flip permutation p-value
-    ``(k + 1) / (B + 1)`` and the MDE from the standard deviation of the differences.
+    side only is counted and named, never paired. For the measure ``stats.measure``
+    (:func:`measure_change`): the change ``mean(new) - mean(base)`` with a paired bootstrap
+    interval, the counts and a paired test chosen by the kind of measure (:data:`TESTS`):
+
+    - a 0/1 column (``hit_at_k``): fixed / broken / both-right / both-wrong counts, the exact
+      two-sided sign test on fixed versus broken, and the minimum detectable effect at 80%
+      power and alpha 0.05 from the observed disagreement rate;
+    - a continuous column (``rr_at_10``, ``ndcg_at_10``, ``recall_at_100``): *fixed* and
+      *broken* are the questions better / worse by more than ``stats.margin``
+      (``inference.margin_counts``), the test is the paired sign-flip permutation test,
+      ``p = (k + 1) / (B + 1)`` with ``B = stats.resamples`` seeded from ``stats.seed``
+      (``inference.sign_flip_p``), and the MDE comes from the standard deviation of the
+      differences.
+
+    RR@10 is always compared too, the continuous way.
     :func:`with_holm` adjusts each family of p-values with Holm's method and stores the family
     size (the number of comparisons that had at least one paired question); :func:`is_real`
     says whether a change counts and :func:`verdict` words it (real gain, real loss, within
     the noise, no change).
 
 Also here, because every reader of per-question rows shares them: the measure names
-(:data:`MEASURES`, :data:`RECALL_OF`, :data:`RR_COLUMN`), reading rows (:func:`rows_by_config`,
+(:data:`MEASURES`, :data:`RECALL_OF`, :data:`RR_COLUMN`), which measure ``auto`` means for a set
+of rows (:func:`resolve_measure`, :func:`measure_of_rows`), reading rows (:func:`rows_by_config`,
 :func:`answerable`, :func:`column_values`, :func:`cluster_labels`), the bootstrap settings
 (:func:`bootstrap_options`) and the rounding of the metrics files (:func:`rounded`,
 :func:`rounded_p`). The ``stats`` stage's analysis (intervals per config, subsampling, answer
@@ -33,10 +43,18 @@ from typing import Any
 
 import numpy as np
 
-from rag_ablation.core.config import P_VALUE_DIGITS, STAT_DECIMALS, StatsConfig
-from rag_ablation.core.errors import InvalidData
+from rag_ablation.core.config import (
+    AUTO_MEASURE,
+    BINARY_MEASURES,
+    CONTINUOUS_MEASURES,
+    P_VALUE_DIGITS,
+    PAIRED_MEASURES,
+    STAT_DECIMALS,
+    StatsConfig,
+)
+from rag_ablation.core.errors import InvalidData, UserError
 from rag_ablation.core.io import round_decimals, round_significant
-from rag_ablation.evaluation.scoring.graded import graded_columns
+from rag_ablation.evaluation.scoring.graded import DEEP_RECALL_K, GRADED_COLUMNS, graded_columns
 from rag_ablation.evaluation.statistics import inference as stats
 from rag_ablation.evaluation.statistics.inference import Interval, PairedCounts
 
@@ -63,8 +81,62 @@ def measures_of(rows: Sequence[Row]) -> dict[str, str]:
 RR_COLUMN = "rr_at_10"
 """The continuous per-question measure compared with a sign-flip test."""
 
-RECALL_OF = {column: name for name, column in MEASURES.items()}
-"""Per-question column -> the measure it averages to (``hit_at_5`` -> ``recall_at_5``)."""
+RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES}.items()}
+"""Per-question column -> the measure it averages to (``hit_at_5`` -> ``recall_at_5``,
+``rr_at_10`` -> ``mrr_at_10``, ``ndcg_at_10`` -> ``ndcg_at_10``)."""
+
+LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10",
+          "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100"}
+"""How a measure is named on a chart, in the report and by the gate."""
+
+
+def measure_label(measure: str) -> str:
+    """How a per-question column is named through the mean it averages to:
+    ``hit_at_5`` -> ``recall@5``, ``rr_at_10`` -> ``MRR@10``, ``ndcg_at_10`` -> ``nDCG@10``."""
+    return LABELS[RECALL_OF[measure]]
+
+
+SIGN = "sign"
+SIGN_FLIP = "sign-flip"
+TESTS = {**dict.fromkeys(BINARY_MEASURES, SIGN), **dict.fromkeys(CONTINUOUS_MEASURES, SIGN_FLIP)}
+"""Per-question column -> its paired test: the exact sign test for a 0/1 column, the paired
+sign-flip permutation test for a continuous one."""
+
+P_KEYS = {SIGN: "p_sign", SIGN_FLIP: "p_sign_flip"}
+"""The key of a test's unadjusted p-value in ``metrics/stats.json``."""
+
+DEFAULT_MEASURE = "hit_at_5"
+GRADED_MEASURE = GRADED_COLUMNS[0]
+"""What ``auto`` means: nDCG@10 where the rows carry it (graded qrels), else hit@5."""
+
+
+def is_binary(measure: str) -> bool:
+    """True for a 0/1 column (``hit_at_k``), False for a continuous one."""
+    return TESTS[measure] == SIGN
+
+
+def resolve_measure(measure: str, columns: Iterable[str], *, default: str = DEFAULT_MEASURE) -> str:
+    """``measure`` itself, or for ``auto`` :data:`GRADED_MEASURE` when ``columns`` (the graded
+    columns the rows hold, ``graded.graded_columns``) include it, else ``default``."""
+    if measure != AUTO_MEASURE:
+        return measure
+    return GRADED_MEASURE if GRADED_MEASURE in set(columns) else default
+
+
+def measure_of_rows(measure: str, rows: Sequence[Row], *, default: str = DEFAULT_MEASURE) -> str:
+    """:func:`resolve_measure` on ``rows`` (``auto`` is nDCG@10 when every answerable row holds
+    it), checked: a column the answerable rows do not all hold is a UserError saying why (no
+    graded qrels; a config keeping fewer than 100 chunks for recall@100) and what to choose."""
+    column = resolve_measure(measure, graded_columns(rows), default=default)
+    if column not in PAIRED_MEASURES:
+        raise UserError(f"unknown measure {column!r}; expected one of {', '.join((AUTO_MEASURE, *PAIRED_MEASURES))}")
+    missing = sorted({str(r["config"]) for r in answerable(rows) if r.get(column) is None})
+    if missing:
+        why = (f"set `retrieval.NAME.k` to at least {DEEP_RECALL_K} for it (e.g. `-S 'retrieval.NAME.k={DEEP_RECALL_K}'`)"
+               if column == GRADED_COLUMNS[1] else "only a data set with graded qrels (an imported BEIR set) has it")
+        raise UserError(f"measure {column!r} is empty for config(s) {', '.join(missing)}: {why}; choose another "
+                        f"measure (--measure or stats.measure): {', '.join(BINARY_MEASURES)} or rr_at_10")
+    return column
 
 MDE_ALPHA = 0.05
 MDE_POWER = 0.8
@@ -76,16 +148,21 @@ SIGNIFICANCE = 0.05
 
 
 @dataclass(frozen=True)
-class BinaryChange:
-    """The paired change of a 0/1 measure. ``delta`` estimates ``mean(new) - mean(base)``;
-    ``p_sign`` is the exact two-sided sign test of ``counts.fixed`` against ``counts.broken``;
-    ``p_holm`` its Holm adjustment in a family of ``family`` comparisons; ``mde`` the smallest
-    change detectable at 80% power (alpha 0.05) given the observed disagreement rate."""
+class MeasureChange:
+    """The paired change of ``measure``. ``delta`` estimates ``mean(new) - mean(base)``;
+    ``counts`` its paired table (fixed: better, broken: worse; by more than ``margin`` for a
+    continuous measure, ``inference.margin_counts``); ``p`` the unadjusted two-sided p of
+    ``test`` (:data:`TESTS`: the exact sign test of fixed against broken for a 0/1 measure, the
+    sign-flip test of the differences for a continuous one); ``p_holm`` its Holm adjustment in
+    a family of ``family`` comparisons; ``mde`` the smallest change detectable at 80% power
+    (alpha 0.05), from the disagreement rate (0/1) or the differences' SD (continuous)."""
 
     measure: str
+    test: str
+    margin: float
     counts: PairedCounts
     delta: Interval
-    p_sign: float
+    p: float
     p_holm: float
     family: int
     mde: float
@@ -105,13 +182,14 @@ class RRChange:
 
 @dataclass(frozen=True)
 class SliceChange:
-    """The paired 0/1 outcome within one slice: counts, the change of the mean, the exact sign
-    test (unadjusted), whether the slice is too small, and the ids fixed and broken (sorted)."""
+    """The paired outcome of the measure within one slice: counts, the change of the mean, the
+    measure's test (unadjusted; :data:`TESTS`), whether the slice is too small, and the ids
+    fixed and broken (sorted; better / worse by more than the margin for a continuous measure)."""
 
     slice: str
     counts: PairedCounts
     delta: float
-    p_sign: float
+    p: float
     too_small: bool
     fixed_ids: tuple[str, ...]
     broken_ids: tuple[str, ...]
@@ -122,7 +200,8 @@ class Comparison:
     """``new`` against ``base`` on their shared answerable questions.
 
     ``n`` is the number of paired questions; ``only_new`` / ``only_base`` name (sorted) the
-    answerable questions found on one side only. ``binary`` and ``rr`` are None when ``n`` is 0.
+    answerable questions found on one side only. ``binary`` (the change of the measure,
+    0/1 or continuous) and ``rr`` are None when ``n`` is 0.
     """
 
     new: str
@@ -130,7 +209,7 @@ class Comparison:
     n: int
     only_new: tuple[str, ...]
     only_base: tuple[str, ...]
-    binary: BinaryChange | None
+    binary: MeasureChange | None
     rr: RRChange | None
     by_slice: Mapping[str, SliceChange]
 
@@ -226,47 +305,63 @@ def pair(base_rows: Iterable[Row], new_rows: Iterable[Row]) -> Pairing:
     )
 
 
-def _slice_change(name: str, base: Sequence[Row], new: Sequence[Row], measure: str, min_n: int) -> SliceChange:
+def measure_change(before: np.ndarray, after: np.ndarray, *, measure: str, settings: StatsConfig,
+                   clusters: list[str] | None = None, interval: bool = True) -> MeasureChange:
+    """The paired change of ``measure`` from ``before`` to ``after`` (module docstring; the
+    test by :data:`TESTS`). ``interval`` False skips the bootstrap (``delta`` is then the point
+    change with ``low == high``), for per-slice counts. Unadjusted: ``p_holm == p``."""
+    test = TESTS[measure]
+    difference = after - before
+    if test == SIGN:
+        counts = stats.paired_counts(before, after)
+        p = stats.sign_test_p(counts.fixed, counts.broken)
+        mde = stats.min_detectable_effect(counts.n, counts.disagreement, alpha=MDE_ALPHA, power=MDE_POWER)
+        margin = 0.0
+    else:
+        margin = settings.margin
+        counts = stats.margin_counts(before, after, margin=margin)
+        p = stats.sign_flip_p(difference, n_resamples=settings.resamples, seed=settings.seed)
+        sd = float(difference.std(ddof=1)) if difference.size > 1 else 0.0
+        mde = stats.min_detectable_effect_sd(difference.size, sd, alpha=MDE_ALPHA, power=MDE_POWER)
+    if interval:
+        delta = stats.paired_bootstrap_ci(before, after, clusters=clusters, **bootstrap_options(settings))
+    else:
+        mean = float(after.mean() - before.mean())
+        delta = Interval(mean, mean, mean, int(difference.size), "none")
+    return MeasureChange(measure, test, margin, counts, delta, p, p, 1, mde)
+
+
+def changed_ids(ids: Sequence[str], before: np.ndarray, after: np.ndarray, margin: float) -> tuple[tuple[str, ...],
+                                                                                                   tuple[str, ...]]:
+    """The ids (sorted) whose value rose, and those whose value fell, by more than ``margin``
+    (0 for a 0/1 measure: the fixed and broken questions)."""
+    return (tuple(sorted(i for i, b, a in zip(ids, before, after) if a - b > margin)),
+            tuple(sorted(i for i, b, a in zip(ids, before, after) if b - a > margin)))
+
+
+def _slice_change(name: str, base: Sequence[Row], new: Sequence[Row], measure: str, settings: StatsConfig) -> SliceChange:
     before, after = column_values(base, measure), column_values(new, measure)
-    counts = stats.paired_counts(before, after)
+    change = measure_change(before, after, measure=measure, settings=settings, interval=False)
     ids = [r["id"] for r in new]
-    return SliceChange(
-        slice=name,
-        counts=counts,
-        delta=float(after.mean() - before.mean()),
-        p_sign=stats.sign_test_p(counts.fixed, counts.broken),
-        too_small=len(ids) < min_n,
-        fixed_ids=tuple(sorted(i for i, b, a in zip(ids, before, after) if a > b)),
-        broken_ids=tuple(sorted(i for i, b, a in zip(ids, before, after) if a < b)),
-    )
-
-
-def _binary_change(p: Pairing, measure: str, settings: StatsConfig, clusters: list[str] | None) -> BinaryChange:
-    before, after = column_values(p.base, measure), column_values(p.new, measure)
-    counts = stats.paired_counts(before, after)
-    p_sign = stats.sign_test_p(counts.fixed, counts.broken)
-    delta = stats.paired_bootstrap_ci(before, after, clusters=clusters, **bootstrap_options(settings))
-    mde = stats.min_detectable_effect(counts.n, counts.disagreement, alpha=MDE_ALPHA, power=MDE_POWER)
-    return BinaryChange(measure, counts, delta, p_sign, p_sign, 1, mde)
+    fixed, broken = changed_ids(ids, before, after, change.margin)
+    return SliceChange(slice=name, counts=change.counts, delta=change.delta.estimate, p=change.p,
+                       too_small=len(ids) < settings.min_slice, fixed_ids=fixed, broken_ids=broken)
 
 
 def _rr_change(p: Pairing, settings: StatsConfig, clusters: list[str] | None) -> RRChange:
     before, after = column_values(p.base, RR_COLUMN), column_values(p.new, RR_COLUMN)
-    differences = after - before
-    delta = stats.paired_bootstrap_ci(before, after, clusters=clusters, **bootstrap_options(settings))
-    p_flip = stats.sign_flip_p(differences, n_resamples=settings.resamples, seed=settings.seed)
-    sd = float(differences.std(ddof=1)) if differences.size > 1 else 0.0
-    mde = stats.min_detectable_effect_sd(differences.size, sd, alpha=MDE_ALPHA, power=MDE_POWER)
-    return RRChange(delta, p_flip, p_flip, 1, mde)
+    change = measure_change(before, after, measure=RR_COLUMN, settings=settings, clusters=clusters)
+    return RRChange(change.delta, change.p, change.p, 1, change.mde)
 
 
 def compare(base_rows: Iterable[Row], new_rows: Iterable[Row], *, base: str, new: str,
             measure: str, settings: StatsConfig) -> Comparison:
     """``new`` against ``base`` on their shared answerable questions (module docstring).
 
-    ``measure`` is a 0/1 column (``hit_at_1``, ``hit_at_5`` or ``hit_at_10``). p-values are
-    unadjusted here (``p_holm == p``, ``family == 1``) until :func:`with_holm`. Per-slice
-    changes group the paired questions by their slice on the ``new`` side.
+    ``measure`` is a column of ``PAIRED_MEASURES`` (``auto`` resolved by the caller,
+    :func:`measure_of_rows`). p-values are unadjusted here (``p_holm == p``, ``family == 1``)
+    until :func:`with_holm`. Per-slice changes group the paired questions by their slice on the
+    ``new`` side.
     """
     p = pair(base_rows, new_rows)
     if not p.new:
@@ -277,18 +372,20 @@ def compare(base_rows: Iterable[Row], new_rows: Iterable[Row], *, base: str, new
         pair_lists = slices.setdefault(str(a["slice"]), ([], []))
         pair_lists[0].append(b)
         pair_lists[1].append(a)
-    per_slice = {s: _slice_change(s, b, a, measure, settings.min_slice) for s, (b, a) in sorted(slices.items())}
-    return Comparison(new, base, len(p.new), p.only_new, p.only_base,
-                      _binary_change(p, measure, settings, clusters), _rr_change(p, settings, clusters), per_slice)
+    per_slice = {s: _slice_change(s, b, a, measure, settings) for s, (b, a) in sorted(slices.items())}
+    change = measure_change(column_values(p.base, measure), column_values(p.new, measure), measure=measure,
+                            settings=settings, clusters=clusters)
+    return Comparison(new, base, len(p.new), p.only_new, p.only_base, change, _rr_change(p, settings, clusters),
+                      per_slice)
 
 
 def with_holm(comparisons: Sequence[Comparison]) -> list[Comparison]:
-    """The comparisons with Holm-adjusted p-values, the 0/1 sign tests and the RR sign-flip
+    """The comparisons with Holm-adjusted p-values, the measure's tests and the RR sign-flip
     tests each adjusted as one family: the comparisons with at least one paired question
     (``family`` is their number). Comparisons without pairs are returned unchanged."""
     tested = [i for i, c in enumerate(comparisons) if c.binary is not None and c.rr is not None]
     m = len(tested)
-    sign = stats.holm([comparisons[i].binary.p_sign for i in tested])  # type: ignore[union-attr]
+    sign = stats.holm([comparisons[i].binary.p for i in tested])  # type: ignore[union-attr]
     flip = stats.holm([comparisons[i].rr.p_sign_flip for i in tested])  # type: ignore[union-attr]
     out = list(comparisons)
     for i, ps, pf in zip(tested, sign, flip):
@@ -298,7 +395,7 @@ def with_holm(comparisons: Sequence[Comparison]) -> list[Comparison]:
     return out
 
 
-def is_real(change: BinaryChange | RRChange) -> bool:
+def is_real(change: MeasureChange | RRChange) -> bool:
     """True when the interval excludes 0 (both bounds on one side, 0 itself excluded) and the
     Holm-adjusted p-value is below :data:`SIGNIFICANCE` (:func:`real_change` of its numbers)."""
     return real_change(change.delta.low, change.delta.high, change.p_holm)

@@ -53,9 +53,11 @@ __all__ = [
     "design_effect",
     "wilson_interval",
     "paired_counts",
+    "margin_counts",
     "sign_test_p",
     "paired_bootstrap_ci",
     "sign_flip_p",
+    "sign_flip_ps",
     "holm",
     "min_detectable_effect",
     "min_detectable_effect_sd",
@@ -556,6 +558,28 @@ def paired_counts(base: npt.ArrayLike, new: npt.ArrayLike) -> PairedCounts:
     )
 
 
+def margin_counts(base: npt.ArrayLike, new: npt.ArrayLike, *, margin: float) -> PairedCounts:
+    """The paired table of a continuous per-question measure (RR@10, nDCG@10, recall@100).
+
+    ``fixed``: ``new - base > margin`` (better by more than the margin); ``broken``:
+    ``base - new > margin``; of the rest (within the margin), ``both_wrong`` where both values
+    are 0 and ``both_right`` otherwise. For 0/1 values and ``0 <= margin < 1`` this is exactly
+    :func:`paired_counts`. Raises ValueError on empty, non-finite or unequal-length input, or a
+    negative margin.
+    """
+    before = _values(base, "base")
+    after = _values(new, "new")
+    _same_length(before, after, ("base", "new"))
+    if not isinstance(margin, (int, float, np.floating, np.integer)) or not 0.0 <= margin < math.inf:
+        raise ValueError(f"margin must be a finite number >= 0; got {margin!r}")
+    change = after - before
+    better, worse = change > margin, -change > margin
+    within = ~better & ~worse
+    zero = within & (before == 0) & (after == 0)
+    return PairedCounts(fixed=int(np.count_nonzero(better)), broken=int(np.count_nonzero(worse)),
+                        both_right=int(np.count_nonzero(within & ~zero)), both_wrong=int(np.count_nonzero(zero)))
+
+
 def sign_test_p(fixed: int, broken: int) -> float:
     """Exact two-sided McNemar test: binomial test of ``fixed`` out of ``fixed + broken`` at 0.5.
 
@@ -583,19 +607,31 @@ def sign_flip_p(differences: npt.ArrayLike, *, n_resamples: int = 10_000, seed: 
     ValueError on empty, non-1-D or non-finite input, or ``n_resamples`` < 1.
     """
     d = _values(differences, "differences")
+    return sign_flip_ps(d[:, None], n_resamples=n_resamples, seed=seed)[0]
+
+
+def sign_flip_ps(differences: npt.ArrayLike, *, n_resamples: int = 10_000, seed: int = 0) -> list[float]:
+    """:func:`sign_flip_p` of every column of ``differences`` (questions x comparisons), from
+    the same flips: each resample flips question q's sign in every column at once, so column j's
+    p-value is exactly ``sign_flip_p(differences[:, j], n_resamples=..., seed=...)`` (one draw
+    matrix, one matrix product for all columns). Raises ValueError on an empty, non-2-D or
+    non-finite matrix, or ``n_resamples`` < 1."""
+    d = np.asarray(differences, dtype=float)
+    if d.ndim != 2 or d.shape[0] == 0:
+        raise ValueError(f"differences must be a non-empty questions x comparisons matrix; got shape {d.shape}")
+    _values(d.ravel(), "differences")
     n_resamples = check_count(n_resamples, "n_resamples", minimum=1)
-    if not d.any():
-        return 1.0
-    n = d.size
-    total = float(d.sum())
-    threshold = abs(total / n) - TOLERANCE
+    n = d.shape[0]
+    totals = d.sum(axis=0)
+    threshold = np.abs(totals / n) - TOLERANCE
     rng = np.random.default_rng(seed)
-    extreme = 0
+    extreme = np.zeros(d.shape[1], dtype=np.int64)
     for _, rows in resample_blocks(n_resamples, n):
         flipped = rng.random((rows, n)) < 0.5
-        means = (total - 2.0 * (flipped @ d)) / n
-        extreme += int(np.count_nonzero(np.abs(means) >= threshold))
-    return (extreme + 1) / (n_resamples + 1)
+        means = (totals - 2.0 * (flipped @ d)) / n
+        extreme += np.count_nonzero(np.abs(means) >= threshold, axis=0)
+    zero = np.asarray(~d.any(axis=0))
+    return [1.0 if zero[j] else (int(extreme[j]) + 1) / (n_resamples + 1) for j in range(d.shape[1])]
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

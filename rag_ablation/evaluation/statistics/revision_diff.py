@@ -3,8 +3,9 @@
 The library of ``rag_ablation.commands.diff``. The committed per-question scores at ``REV``
 (:func:`read_scores_at`, through ``rag_ablation.support.git``) are paired by question id with the
 workspace's, and each config present on both sides is compared with itself (:func:`diff_rows`,
-``comparison.compare``): fixed and broken counts of a 0/1 measure, the change with a paired
-bootstrap interval, the exact sign test, RR@10's change with its sign-flip test, Holm's
+``comparison.compare``): fixed and broken counts of a 0/1 measure with the exact sign test (for a
+continuous one, as nDCG@10: better / worse by more than ``stats.margin`` with the paired sign-flip
+test), the change with a paired bootstrap interval, RR@10's change with its sign-flip test, Holm's
 adjustment over the configs compared and the smallest detectable change. Configs found on one
 side only and questions answerable on one side only are named, never paired (:class:`RevisionDiff`).
 Only numbers here: :mod:`rag_ablation.evaluation.report.diff_text` renders a :class:`RevisionDiff`
@@ -19,7 +20,13 @@ from pathlib import Path
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.scoring.scores import parse_scores, read_scores
-from rag_ablation.evaluation.statistics.comparison import Comparison, compare, rows_by_config, with_holm
+from rag_ablation.evaluation.statistics.comparison import (
+    Comparison,
+    compare,
+    measure_of_rows,
+    rows_by_config,
+    with_holm,
+)
 from rag_ablation.support.git import read_at
 from rag_ablation.support.sides import WORKSPACE, Side
 
@@ -88,7 +95,10 @@ def config_order(known: Iterable[str], params_order: Sequence[str]) -> list[str]
 def diff_rows(old_rows: Iterable[Mapping], new_rows: Iterable[Mapping], *, rev: str, commit: str, measure: str,
               settings: StatsConfig, params_order: Sequence[str] = (), selected: Sequence[str] = (),
               new_side: str = WORKSPACE, new_commit: str | None = None) -> RevisionDiff:
-    """Compare every config with rows on both sides (or only the ``selected`` ones).
+    """Compare every config with rows on both sides (or only the ``selected`` ones) on
+    ``measure`` (a column of ``PAIRED_MEASURES``, or ``auto``: nDCG@10 when every compared row
+    holds it, else hit@5; ``comparison.measure_of_rows``, whose UserError names a column the
+    rows lack). The diff's ``measure`` is the column used.
 
     A selected name with rows on neither side and not in ``params_order`` is a UserError listing
     the names there are; one in ``params_order`` is reported as unavailable.
@@ -103,6 +113,7 @@ def diff_rows(old_rows: Iterable[Mapping], new_rows: Iterable[Mapping], *, rev: 
     if selected:
         names = [n for n in names if n in selected]
     both = [n for n in names if n in old and n in new]
+    measure = measure_of_rows(measure, [r for n in both for rows in (old[n], new[n]) for r in rows])
     comparisons = with_holm([compare(old[n], new[n], base=f"{n}@{rev}", new=n, measure=measure, settings=settings)
                              for n in both])
     return RevisionDiff(

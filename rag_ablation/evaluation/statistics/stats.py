@@ -30,15 +30,18 @@ without rows is unavailable and carries no numbers), comparing each with the bas
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from rag_ablation.core.config import StatsConfig
+from rag_ablation.core.config import AUTO_MEASURE, StatsConfig
 from rag_ablation.evaluation.statistics import inference as stats
 from rag_ablation.evaluation.statistics.comparison import (
+    DEFAULT_MEASURE,
+    P_KEYS,
     RR_COLUMN,
-    BinaryChange,
+    SIGN,
     Comparison,
+    MeasureChange,
     Row,
     RRChange,
     answerable,
@@ -46,6 +49,7 @@ from rag_ablation.evaluation.statistics.comparison import (
     cluster_labels,
     column_values,
     compare,
+    measure_of_rows,
     measures_of,
     is_real,
     rounded,
@@ -219,12 +223,19 @@ def analyze(retrieval_rows: Iterable[Row], answer_rows: Iterable[Row], *, config
     """Intervals, comparisons with ``settings.baseline``, subsampling and answer proxies for the
     ``configs`` named (params order; rows of other configs are ignored) and the ``answered``
     configs (``generation.configs``). A config without rows is unavailable; when the baseline
-    is unavailable there are no comparisons and no subsampling."""
+    is unavailable there are no comparisons and no subsampling. ``settings.measure`` ``auto``
+    is resolved on the baseline's rows (``comparison.measure_of_rows``: nDCG@10 for graded
+    qrels, else hit@5); the result's ``settings`` hold the column used."""
     retrieval = rows_by_config(retrieval_rows, where="retrieval scores")
     answers = rows_by_config(answer_rows, where="answer scores")
     results = tuple(summarize_config(name, retrieval.get(name), settings) for name in configs)
     baseline = settings.baseline
     base_rows = retrieval.get(baseline) if baseline in configs else None
+    if base_rows:
+        compared_rows = [r for c in configs for r in retrieval.get(c, ())]
+        settings = replace(settings, measure=measure_of_rows(settings.measure, compared_rows))
+    elif settings.measure == AUTO_MEASURE:
+        settings = replace(settings, measure=DEFAULT_MEASURE)
     comparisons: list[Comparison] = []
     subsampled = None
     if base_rows:
@@ -252,11 +263,12 @@ def _group_dict(group: Group, *, with_flag: bool) -> dict[str, Any]:
     return out
 
 
-def _binary_dict(change: BinaryChange) -> dict[str, Any]:
+def _binary_dict(change: MeasureChange) -> dict[str, Any]:
     c = change.counts
+    margin = {} if change.test == SIGN else {"margin": rounded(change.margin)}
     return {**interval_dict(change.delta, CHANGE_INTERVAL, number=rounded), "n": c.n, "fixed": c.fixed,
-            "broken": c.broken, "both_right": c.both_right, "both_wrong": c.both_wrong,
-            "p_sign": rounded_p(change.p_sign), "p_holm": rounded_p(change.p_holm), "family": change.family,
+            "broken": c.broken, "both_right": c.both_right, "both_wrong": c.both_wrong, **margin,
+            P_KEYS[change.test]: rounded_p(change.p), "p_holm": rounded_p(change.p_holm), "family": change.family,
             "mde": rounded(change.mde), "real": int(is_real(change))}
 
 
@@ -268,14 +280,17 @@ def _rr_dict(change: RRChange) -> dict[str, Any]:
 
 def comparison_dict(c: Comparison) -> dict[str, Any]:
     """One comparison as numbers: paired n, the counts of questions only the compared config
-    (``only_config``) or only the baseline (``only_baseline``) has, the 0/1 measure's and RR@10's
-    changes, and per slice the counts, change, sign-test p and ``too_small`` (0/1)."""
+    (``only_config``) or only the baseline (``only_baseline``) has, the measure's and RR@10's
+    changes (one entry when the measure is ``rr_at_10``: the measure's, with its counts), and per
+    slice the counts, change, the measure's test p (``p_sign`` or ``p_sign_flip``, unadjusted)
+    and ``too_small`` (0/1). A continuous measure's entry adds its ``margin``."""
     out: dict[str, Any] = {"n": c.n, "only_config": len(c.only_new), "only_baseline": len(c.only_base)}
     if c.binary is not None and c.rr is not None:
-        out[c.binary.measure] = _binary_dict(c.binary)
         out[RR_COLUMN] = _rr_dict(c.rr)
+        out[c.binary.measure] = _binary_dict(c.binary)
+    p_key = P_KEYS[c.binary.test] if c.binary is not None else "p_sign"
     out["by_slice"] = {s.slice: {"n": s.counts.n, "fixed": s.counts.fixed, "broken": s.counts.broken,
-                                 "delta": rounded(s.delta), "p_sign": rounded_p(s.p_sign),
+                                 "delta": rounded(s.delta), p_key: rounded_p(s.p),
                                  "too_small": int(s.too_small)} for s in c.by_slice.values()}
     return out
 
@@ -284,13 +299,14 @@ def audit_entry(original: Sequence[Row], audited: Sequence[Row], settings: Stats
     """One config's measures under the audited labels (``rag_ablation.evaluation.scoring.audit``), with
     their intervals, beside how many answerable questions the audit changed: ``changed`` (first
     relevant rank moved), ``newly_found`` (missed at the paired measure under the original
-    labels, found under the audited ones). An audit only adds relevant passages, so nothing is
+    labels, found under the audited ones: 0 before and above 0 after; ``settings.measure`` is a
+    column, as :func:`analyze` resolves it). An audit only adds relevant passages, so nothing is
     ever lost."""
     before = {r["id"]: r for r in answerable(original)}
     after = answerable(audited)
     measure = settings.measure
     changed = sum(1 for r in after if r["id"] in before and r["first_relevant_rank"] != before[r["id"]]["first_relevant_rank"])
-    found = sum(1 for r in after if r["id"] in before and r[measure] == 1 and before[r["id"]][measure] == 0)
+    found = sum(1 for r in after if r["id"] in before and r[measure] > 0 and before[r["id"]][measure] == 0)
     return {**_group_dict(summarize_group(after, settings), with_flag=False), "changed": changed, "newly_found": found}
 
 

@@ -19,11 +19,21 @@ means:
   (``higher``) of its rank across the draws (:func:`rank_interval`), so the bounds are ranks;
 
 
-Pairwise and the tie set (:func:`pairwise_wins`, :func:`beats`, :func:`tie_set`): for each pair,
-the questions one candidate gets right and the other wrong; the exact two-sided sign test on
-those counts (as ``inference.sign_test_p``), Holm's adjustment over all ``K (K - 1) / 2`` pairs.
-``i`` beats ``j`` when it wins more of their disagreeing questions and the adjusted p is below
-``alpha``. The *tie set* is every candidate no candidate beats. It accounts for the choice of
+Copies (:func:`distinct`): candidates whose per-question values are identical on every paired
+question (e.g. ``bm25`` on two sides that differ only in a param bm25 never reads) are one
+candidate, named by the first of them, with the others listed as its aliases, so the family of
+pairs is not inflated by copies.
+
+Pairwise and the tie set (:func:`pairwise_wins`, :func:`pairwise_p`, :func:`beats`,
+:func:`tie_set`): the measure's paired test for each pair (``comparison.TESTS``), Holm's
+adjustment over all ``K (K - 1) / 2`` pairs. For a 0/1 measure: the questions one candidate gets
+right and the other wrong, the exact two-sided sign test on those counts (as
+``inference.sign_test_p``); for a continuous one (RR@10, nDCG@10, recall@100): the questions one
+is better on by more than ``stats.margin``, and the paired sign-flip test of the differences
+(``inference.sign_flip_ps``, every pair from the same seeded flips, ``p = (k + 1) / (B + 1)``).
+``i`` beats ``j`` when its mean is higher and the adjusted p is below ``alpha`` (for a 0/1
+measure: it wins more of their disagreeing questions). The *tie set* is every candidate no
+candidate beats. It accounts for the choice of
 the best: every candidate is tested against every other at once, never against the observed
 best alone, and the true best leaves the set only if some pair is wrongly declared different,
 which Holm's familywise guarantee (with exact tests) keeps at or below ``alpha`` whatever the
@@ -33,7 +43,7 @@ a truly-best candidate in 7% of null simulations with 5 candidates and 12% with 
 150 to 200 questions, level 5%), so it is not used.
 
 The *win rate* against the baseline is ``wins / (wins + losses)`` over the disagreeing questions
-(None when there are none).
+(better / worse by more than the margin for a continuous measure; None when there are none).
 
 Quality against cost (:func:`pareto_front`): a candidate is on the front when no other is at
 least as good on the measure and at least as fast (P95 retrieval latency per query, latencies
@@ -59,14 +69,29 @@ from scipy import stats as sps
 
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.core.errors import UserError
-from rag_ablation.evaluation.statistics.comparison import answerable, column_values
-from rag_ablation.evaluation.statistics.inference import Interval, cluster_codes, holm, resample_blocks
+from rag_ablation.evaluation.statistics.comparison import SIGN, TESTS, answerable, column_values, measure_of_rows
+from rag_ablation.evaluation.statistics.inference import (
+    Interval,
+    cluster_codes,
+    holm,
+    resample_blocks,
+    sign_flip_ps,
+)
 
 Row = Mapping[str, Any]
 
-PROCEDURE = ("every candidate against every other at once: exact sign tests on the questions each pair disagrees "
-             "on, Holm-adjusted over all pairs; the tie set is every candidate no other beats")
-"""How the tie set is found, as the report names it."""
+PROCEDURES = {
+    "sign": ("every candidate against every other at once: exact sign tests on the questions each pair disagrees "
+             "on, Holm-adjusted over all pairs; the tie set is every candidate no other beats"),
+    "sign-flip": ("every candidate against every other at once: paired sign-flip tests of the per-question "
+                  "differences, Holm-adjusted over all pairs; the tie set is every candidate no other beats"),
+}
+"""How the tie set is found, as the report names it, per test of ``comparison.TESTS``."""
+
+
+def procedure(measure: str) -> str:
+    """:data:`PROCEDURES` of the measure's test."""
+    return PROCEDURES[TESTS[measure]]
 
 
 # ------------------------------------------------------------------------------ questions
@@ -179,10 +204,27 @@ def rank_interval(draws: np.ndarray, confidence: float) -> tuple[np.ndarray, np.
 # ------------------------------------------------------------------------------- pairwise
 
 
-def pairwise_wins(values: np.ndarray) -> np.ndarray:
-    """``W[i, j]``: the questions where candidate i's 0/1 value is 1 and j's is 0."""
-    x = (np.asarray(values) > 0).astype(float)
-    return (x.T @ (1.0 - x)).round().astype(np.int64)
+def pairwise_wins(values: np.ndarray, margin: float = 0.0) -> np.ndarray:
+    """``W[i, j]``: the questions where candidate i's value exceeds j's by more than ``margin``
+    (for 0/1 values and margin 0: i's is 1 and j's is 0)."""
+    x = np.asarray(values, dtype=float)
+    return ((x[:, :, None] - x[:, None, :]) > margin).sum(axis=0).astype(np.int64)
+
+
+def pairwise_p(values: np.ndarray, *, measure: str, wins: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """The unadjusted two-sided p-value of every pair (symmetric, diagonal 1) by the measure's
+    test: :func:`sign_test_matrix` of ``wins`` for a 0/1 measure; for a continuous one the
+    paired sign-flip test of ``values[:, i] - values[:, j]`` (``inference.sign_flip_ps``: each
+    pair's p equals ``inference.sign_flip_p`` of its differences with ``resamples`` and ``seed``)."""
+    if TESTS[measure] == SIGN:
+        return sign_test_matrix(wins)
+    k = values.shape[1]
+    upper = np.triu_indices(k, 1)
+    p = np.ones((k, k))
+    if upper[0].size:
+        p[upper] = sign_flip_ps(values[:, upper[0]] - values[:, upper[1]], n_resamples=resamples, seed=seed)
+        p.T[upper] = p[upper]
+    return p
 
 
 def sign_test_matrix(wins: np.ndarray) -> np.ndarray:
@@ -195,17 +237,18 @@ def sign_test_matrix(wins: np.ndarray) -> np.ndarray:
     return np.where(n == 0, 1.0, p)
 
 
-def beats(wins: np.ndarray, raw: np.ndarray, alpha: float) -> tuple[list[list[int]], np.ndarray]:
-    """For each candidate, the candidates it beats (sorted), and the Holm-adjusted p-value
-    matrix (symmetric, diagonal 1): Holm over all ``K (K - 1) / 2`` pairs of ``raw``
-    (:func:`sign_test_matrix` of ``wins``)."""
-    k = wins.shape[0]
+def beats(means: np.ndarray, raw: np.ndarray, alpha: float) -> tuple[list[list[int]], np.ndarray]:
+    """For each candidate, the candidates it beats (sorted): a higher mean and a Holm-adjusted p
+    below ``alpha``; and the Holm-adjusted p-value matrix (symmetric, diagonal 1): Holm over all
+    ``K (K - 1) / 2`` pairs of ``raw`` (:func:`pairwise_p`)."""
+    means = np.asarray(means, dtype=float)
+    k = means.shape[0]
     upper = np.triu_indices(k, 1)
     adjusted = np.ones((k, k))
     if upper[0].size:
         adjusted[upper] = holm(raw[upper].tolist())
         adjusted.T[upper] = adjusted[upper]
-    out = [[j for j in range(k) if j != i and adjusted[i, j] < alpha and wins[i, j] > wins[j, i]] for i in range(k)]
+    out = [[j for j in range(k) if j != i and adjusted[i, j] < alpha and means[i] > means[j]] for i in range(k)]
     return out, adjusted
 
 
@@ -271,14 +314,15 @@ def pareto_front(quality: Sequence[float], cost: Sequence[float | None],
 @dataclass(frozen=True)
 class Confirmation:
     """The dev winner on the test questions: its mean (``test``), the baseline's, the paired
-    change against the baseline with the sign test and win rate, and the winner's curse (dev mean
-    minus test mean) with its interval."""
+    change against the baseline with the measure's test (``p``: sign test, or sign-flip test for
+    a continuous measure) and win rate, and the winner's curse (dev mean minus test mean) with
+    its interval."""
 
     n: int
     test: Interval
     baseline_test: Interval
     change: Interval
-    p_sign: float
+    p: float
     win_rate: float | None
     curse: Interval
 
@@ -288,10 +332,13 @@ class SweepSummary:
     """Everything the sweep report prints, per candidate in ``names`` order (module docstring).
 
     ``chosen_on`` is ``"dev"`` or ``"all"``; ``n`` the questions the ranking uses;
-    ``unassigned`` the paired questions the split file does not assign (not used with a split).
+    ``unassigned`` the paired questions the split file does not assign (not used with a split);
+    ``aliases[k]`` the candidates folded into ``names[k]`` as exact copies (:func:`distinct`);
+    ``p[k]`` the unadjusted p of the measure's test against the baseline.
     """
 
     names: tuple[str, ...]
+    aliases: tuple[tuple[str, ...], ...]
     labels: tuple[str, ...]
     measure: str
     chosen_on: str
@@ -308,7 +355,7 @@ class SweepSummary:
     beats: tuple[tuple[int, ...], ...]
     baseline: int
     change: tuple[Interval, ...]
-    p_sign: tuple[float, ...]
+    p: tuple[float, ...]
     win_rate: tuple[float | None, ...]
     p95_ms: tuple[float | None, ...]
     pareto: tuple[bool, ...]
@@ -337,24 +384,52 @@ def _paired_change(draws: np.ndarray, means: np.ndarray, i: int, j: int, confide
     return percentile_interval(draws[:, i] - draws[:, j], means[i] - means[j], confidence)
 
 
+def distinct(matrix: CandidateMatrix) -> tuple[list[int], list[tuple[int, ...]]]:
+    """The candidates to keep (indices, in order) and, for each kept one, the later candidates
+    whose values equal its own on every question of ``matrix`` (its aliases): each group of
+    identical columns is kept once, under its first name."""
+    keep: list[int] = []
+    aliases: list[list[int]] = []
+    for k in range(matrix.values.shape[1]):
+        same = next((n for n, j in enumerate(keep) if np.array_equal(matrix.values[:, j], matrix.values[:, k])), None)
+        if same is None:
+            keep.append(k)
+            aliases.append([])
+        else:
+            aliases[same].append(k)
+    return keep, [tuple(a) for a in aliases]
+
+
 def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline: str, settings: StatsConfig,
               labels: Mapping[str, str] | None = None, split: Mapping[str, str] | None = None,
               p95_ms: Mapping[str, float | None] | None = None,
               answer_s: Mapping[str, float | None] | None = None) -> SweepSummary:
-    """Rank ``candidates`` (name -> per-question rows, at least two) on the 0/1 ``measure``.
+    """Rank ``candidates`` (name -> per-question rows, at least two) on ``measure`` (a column of
+    ``PAIRED_MEASURES``, its test by ``comparison.TESTS``; or ``auto``, resolved on all the rows by
+    ``comparison.measure_of_rows``: nDCG@10 on graded qrels, else hit@5).
 
-    ``baseline`` names one candidate; ``split`` (id -> dev/test), when given, makes the ranking
-    use dev questions and the confirmation test questions; ``p95_ms`` gives each candidate's P95
-    retrieval latency per query and ``answer_s`` its median seconds per generated answer, where
-    it has answers (missing: unknown). The level is ``1 - settings.confidence``.
+    Candidates identical on every paired question are one (:func:`distinct`; ``baseline`` may
+    name an alias: its candidate is the baseline); when all are copies of one, that one is the
+    winner, alone in its tie set. ``split`` (id -> dev/test), when given, makes
+    the ranking use dev questions and the confirmation test questions; ``p95_ms`` gives each
+    candidate's P95 retrieval latency per query and ``answer_s`` its median seconds per
+    generated answer, where it has answers (missing: unknown). The level is
+    ``1 - settings.confidence``.
     """
     if len(candidates) < 2:
         raise UserError(f"a sweep summary needs at least two candidates; found {len(candidates)}: name more sides "
                         "(--exps, --all-exps, --revs) or more configs")
-    names = tuple(candidates)
     if baseline not in candidates:
-        raise UserError(f"baseline {baseline!r} is not a candidate; candidates are: {', '.join(names)}")
-    full = candidate_matrix(candidates, measure)
+        raise UserError(f"baseline {baseline!r} is not a candidate; candidates are: {', '.join(candidates)}")
+    measure = measure_of_rows(measure, [r for rows in candidates.values() for r in rows])
+    every = candidate_matrix(candidates, measure)
+    keep, folded = distinct(every)
+    full = CandidateMatrix(tuple(every.names[k] for k in keep), every.ids, every.docs, every.slices,
+                           every.values[:, keep], every.unpaired)
+    names = full.names
+    aliases = tuple(tuple(every.names[j] for j in group) for group in folded)
+    baseline = next(n for n, a in zip(names, aliases) if baseline == n or baseline in a)
+    margin = 0.0 if TESTS[measure] == SIGN else settings.margin
     alpha = 1 - settings.confidence
     unassigned: list[str] = []
     if split is not None:
@@ -368,9 +443,9 @@ def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline
                             clusters=_clusters(chosen, settings))
     low, high = rank_interval(draws, settings.confidence)
     winner = int(np.argmax(means))
-    wins = pairwise_wins(values)
-    raw = sign_test_matrix(wins)
-    beaten, _ = beats(wins, raw, alpha)
+    wins = pairwise_wins(values, margin)
+    raw = pairwise_p(values, measure=measure, wins=wins, resamples=settings.resamples, seed=settings.seed)
+    beaten, _ = beats(means, raw, alpha)
     b = names.index(baseline)
     intervals = tuple(percentile_interval(draws[:, k], means[k], settings.confidence) for k in range(len(names)))
     cost = tuple((p95_ms or {}).get(n) for n in names)
@@ -380,26 +455,28 @@ def summarise(candidates: Mapping[str, Sequence[Row]], *, measure: str, baseline
         t_means = t_values.mean(axis=0)
         t_draws = bootstrap_means(t_values, resamples=settings.resamples, seed=settings.seed + 1,
                                   clusters=_clusters(held, settings))
-        t_wins = pairwise_wins(t_values)
+        t_wins = pairwise_wins(t_values[:, [winner, b]], margin)
+        t_p = pairwise_p(t_values[:, [winner, b]], measure=measure, wins=t_wins, resamples=settings.resamples,
+                         seed=settings.seed + 1)
         confirmation = Confirmation(
             n=len(held.ids),
             test=percentile_interval(t_draws[:, winner], t_means[winner], settings.confidence),
             baseline_test=percentile_interval(t_draws[:, b], t_means[b], settings.confidence),
             change=_paired_change(t_draws, t_means, winner, b, settings.confidence),
-            p_sign=float(sign_test_matrix(t_wins)[winner, b]),
-            win_rate=win_rate(t_wins, winner, b),
+            p=float(t_p[0, 1]),
+            win_rate=win_rate(t_wins, 0, 1),
             curse=percentile_interval(draws[:, winner] - t_draws[:, winner], means[winner] - t_means[winner],
                                       settings.confidence),
         )
     return SweepSummary(
-        names=names, labels=tuple((labels or {}).get(n, n) for n in names), measure=measure,
+        names=names, aliases=aliases, labels=tuple((labels or {}).get(n, n) for n in names), measure=measure,
         chosen_on="all" if held is None else "dev", n=len(chosen.ids), settings=settings, alpha=alpha,
         means=intervals, rank=tuple(int(r) for r in ranks(means)), rank_low=tuple(int(x) for x in low),
         rank_high=tuple(int(x) for x in high), tie_set=tie_set(beaten), winner=winner,
         exact_ties=tuple(int(k) for k in np.flatnonzero(means == means[winner]) if k != winner),
         beats=tuple(tuple(x) for x in beaten), baseline=b,
         change=tuple(_paired_change(draws, means, k, b, settings.confidence) for k in range(len(names))),
-        p_sign=tuple(float(raw[k, b]) if k != b else 1.0 for k in range(len(names))),
+        p=tuple(float(raw[k, b]) if k != b else 1.0 for k in range(len(names))),
         win_rate=tuple(win_rate(wins, k, b) if k != b else None for k in range(len(names))),
         p95_ms=cost, pareto=tuple(pareto_front(means.tolist(), cost)),
         answer_s=tuple((answer_s or {}).get(n) for n in names),

@@ -32,7 +32,7 @@ def test_summary_rows_hold_the_counts_the_change_and_the_verdict():
     assert dense[:5] == ["dense", "10", "0", "0", signed(0.0)] and dense[-1] == "no change"
     b = d.comparisons[1].binary
     assert bm25[:5] == ["bm25", "10", "1", "2", signed((1 - 2) / 10)]
-    assert bm25[6:8] == [p_value(b.p_sign), p_value(b.p_holm)] and bm25[-1] == "within the noise"
+    assert bm25[6:8] == [p_value(b.p), p_value(b.p_holm)] and bm25[-1] == "within the noise"
 
 
 def test_text_and_markdown_name_the_questions_per_slice():

@@ -19,7 +19,7 @@ import pytest
 from score_rows import config_rows, hits_to_ranks, write_retrieval
 
 from conftest import FIXTURES, ROOT
-from rag_ablation.core.config import load_config
+from rag_ablation.core.config import StatsConfig, load_config
 from rag_ablation.core.errors import InvalidData, MissingInput
 from rag_ablation.evaluation.report import html, html_assets, html_data
 from rag_ablation.evaluation.statistics.stats import analyze, to_metrics
@@ -313,6 +313,20 @@ def test_letters_name_the_configs_beaten_after_holm():
     assert 2 / 2 ** 6 < 0.05 < 3 * 2 / 2 ** 6
     assert all(m["beats"] == "" for m in html_data.config_letters(weak, ["a", "b", "c"], measure="hit_at_5",
                                                                    alpha=0.05).values())
+
+
+def test_letters_on_a_continuous_measure_use_the_sign_flip_test():
+    def rows(name, ranks):
+        return config_rows(name, ranks, ids=[f"q{i}" for i in range(len(ranks))])
+    n = 12  # RR@10 1.0 against 0.5 on every question: sign-flip p about 2 / 2^12 each, Holm over 3 pairs
+    data = rows("a", [1] * n) + rows("b", [2] * n) + rows("c", [1] * n)
+    settings = StatsConfig(resamples=4000)
+    marks = html_data.config_letters(data, ["a", "b", "c"], measure="rr_at_10", alpha=0.05, settings=settings)
+    assert {k: m["beats"] for k, m in marks.items()} == {"a": "b", "b": "", "c": "b"}
+    # a copy of a (c) is tied with it, and 4 questions cannot separate anything: p >= 2 / 2^4 = 0.125
+    few = rows("a", [1] * 4) + rows("b", [2] * 4)
+    assert all(m["beats"] == "" for m in html_data.config_letters(few, ["a", "b"], measure="rr_at_10", alpha=0.05,
+                                                                   settings=settings).values())
 
 
 def test_a_missing_latency_is_unknown_not_an_error(tmp_path):

@@ -117,3 +117,13 @@ def test_latency_files(tmp_path):
     assert mv.latency_value(tmp_path, "dense", "total", "p95_ms") == 1.5
     assert mv.latency_value(tmp_path, "bm25", "total", "p95_ms") is None  # not UTF-8
     assert mv.latency_value(tmp_path, "hyde", "total", "p95_ms") is None  # no file
+
+
+def test_stats_settings_read_auto_as_the_stage_used_it():
+    from rag_ablation.core.config import StatsConfig
+    graded = {"a": {"available": 1, "recall_at_5": {}, "ndcg_at_10": {}}, "b": {"available": 1, "ndcg_at_10": {}},
+              "gone": {"available": 0}}
+    assert mv.stats_settings(StatsConfig(), graded, ["a", "b", "gone"]).measure == "ndcg_at_10"
+    spans = {"a": {"available": 1, "recall_at_5": {}}, "b": {"available": 1, "ndcg_at_10": {}}}
+    assert mv.stats_settings(StatsConfig(), spans, ["a", "b"]).measure == "hit_at_5"
+    assert mv.stats_settings(StatsConfig(measure="rr_at_10"), graded, ["a"]).measure == "rr_at_10"

@@ -110,7 +110,7 @@ def test_paired_counts_change_sign_test_and_mde():
     assert c.n == 10
     assert (b.counts.fixed, b.counts.broken, b.counts.both_right, b.counts.both_wrong) == (3, 1, 4, 2)
     assert b.delta.estimate == pytest.approx((sum(HYBRID_HITS) - sum(DENSE_HITS)) / 10)
-    assert b.p_sign == pytest.approx(2 * (1 + 4) / 2**4)  # 3 of 4 discordant, two-sided
+    assert b.p == pytest.approx(2 * (1 + 4) / 2**4)  # 3 of 4 discordant, two-sided
     assert b.mde == pytest.approx(Z * math.sqrt((3 + 1) / 10 / 10))
     diffs = np.array(HYBRID_HITS, float) / 3 - np.array(DENSE_HITS, float) / 3
     assert c.rr.delta.estimate == pytest.approx(diffs.mean())
@@ -146,18 +146,18 @@ def test_no_shared_question_gives_no_test_and_stays_out_of_the_family():
                   measure="hit_at_5", settings=SETTINGS)
     adjusted = with_holm([none, one])
     assert adjusted[0] == none and adjusted[1].binary.family == 1
-    assert adjusted[1].binary.p_holm == one.binary.p_sign
+    assert adjusted[1].binary.p_holm == one.binary.p
 
 
 def test_holm_adjusts_each_family_across_configs():
     r = result()
     hybrid, bm25 = r.comparison("hybrid"), r.comparison("bm25")
     assert [c.new for c in r.comparisons] == ["hybrid", "bm25"]  # params order, baseline and unavailable left out
-    raw = [hybrid.binary.p_sign, bm25.binary.p_sign]
+    raw = [hybrid.binary.p, bm25.binary.p]
     assert [hybrid.binary.p_holm, bm25.binary.p_holm] == stats.holm(raw)
     assert [hybrid.rr.p_holm, bm25.rr.p_holm] == stats.holm([hybrid.rr.p_sign_flip, bm25.rr.p_sign_flip])
     assert hybrid.binary.family == bm25.rr.family == 2
-    assert bm25.binary.p_sign == pytest.approx(1.0)  # 0 fixed, 1 broken
+    assert bm25.binary.p == pytest.approx(1.0)  # 0 fixed, 1 broken
 
 
 def test_real_needs_an_interval_off_zero_and_a_small_holm_p():

@@ -129,7 +129,7 @@ def test_letters_match_holm_adjusted_pairwise_comparisons():
     rows = {name: rows_of(name, h) for name, h in hits.items()}
     matrix = candidate_matrix(rows, "hit_at_5")
     wins = pairwise_wins(matrix.values)
-    beaten, adjusted = beats(wins, sign_test_matrix(wins), 0.05)
+    beaten, adjusted = beats(matrix.values.mean(axis=0), sign_test_matrix(wins), 0.05)
     names = list(rows)
     pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
     compared = with_holm([compare(rows[names[j]], rows[names[i]], base=names[j], new=names[i], measure="hit_at_5",
