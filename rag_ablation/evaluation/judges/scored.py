@@ -61,10 +61,11 @@ def _report(name: str, graded: Sequence[Key], scores: Sequence[float], verdicts:
             labels: Sequence[bool], thresholds: Sequence[float], *, resamples: int, seed: int,
             confidence: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     a = agreement(list(verdicts), list(labels), n_resamples=resamples, seed=seed, confidence=confidence)
+    roc = [{"judge": name, **p} for p in roc_points(scores, labels)]
     entry = {"status": "ok", "n": len(graded),
              "auc": auc_interval(scores, labels, n_resamples=resamples, seed=seed, confidence=confidence).as_dict(),
-             "crossfit": {**a.as_dict(), "fold_thresholds": list(thresholds)}}
-    roc = [{"judge": name, **p} for p in roc_points(scores, labels)]
+             "crossfit": {**a.as_dict(), "fold_thresholds": list(thresholds)},
+             "roc": [{"fpr": p["fpr"], "tpr": p["tpr"]} for p in roc]}
     return entry, roc
 
 

@@ -178,6 +178,27 @@ def answer_cost_spec(points: Sequence[Mapping[str, Any]]) -> Json:
     }
 
 
+def roc_spec(rows: Sequence[Mapping[str, Any]]) -> Json:
+    """Each judge's ROC curve on the hand grades (both axes 0 to 1, the chance diagonal dashed),
+    one line per judge, distinguished by colour and by dash (a second cue), named on hover."""
+    axis = {"type": "quantitative", "scale": {"domain": [0, 1]}}
+    return {
+        "width": SCATTER_HEIGHT, "height": SCATTER_HEIGHT,
+        "layer": [
+            {"data": {"values": [{"fpr": 0, "tpr": 0}, {"fpr": 1, "tpr": 1}]},
+             "mark": {"type": "line", "strokeDash": [2, 2], "color": "#999"},
+             "encoding": {"x": {**axis, "field": "fpr"}, "y": {**axis, "field": "tpr"}}},
+            {"data": {"values": list(rows)}, "mark": {"type": "line", "point": True},
+             "encoding": {"x": {**axis, "field": "fpr", "title": "false positive rate (incorrect called correct)"},
+                          "y": {**axis, "field": "tpr", "title": "true positive rate (correct called correct)"},
+                          "color": {"field": "judge", "type": "nominal"},
+                          "strokeDash": {"field": "judge", "type": "nominal"},
+                          "tooltip": [{"field": "judge"}, {"field": "fpr", "format": ".2f"},
+                                      {"field": "tpr", "format": ".2f"}]}},
+        ],
+    }
+
+
 def chart_specs(data: Mapping[str, Any]) -> Json:
     """Chart id -> vega-lite spec, for the charts that have points."""
     meta = data["meta"]
@@ -191,6 +212,8 @@ def chart_specs(data: Mapping[str, Any]) -> Json:
                                      x_title="P95 retrieval latency per query, ms (log)", y_title=label)
     if data["answer_cost"]:
         charts["answer_cost"] = answer_cost_spec(data["answer_cost"])
+    if (data.get("judge") or {}).get("roc"):
+        charts["roc"] = roc_spec(data["judge"]["roc"])
     sweep = data.get("sweep")
     if sweep and "rows" in sweep:
         points = [{"candidate": r["candidate"], "p95_ms": r["p95_ms"], "value": r["value"], "front": bool(r["pareto"])}

@@ -88,9 +88,9 @@ class PageFile:
 
 
 PAGE_FILES = {
-    "skeleton": PageFile("report.html", "eb8a17e0dd091ab6e5e41180d2a08adb9c8e02c3720edd22d4dc9330e24b0e8b"),
-    "style": PageFile("report.css", "20edcc32b5806345a50ea3a1dd1f5c5b92db4b065ebcc928113086b4ef711c9e"),
-    "app": PageFile("report.js", "e284eb27f708216f66e9f4bdcb6121d2b5d4ae8f07465831e82314bd47c9e58b"),
+    "skeleton": PageFile("report.html", "8f23eb31db3e2112788fd15fd52d059de268ee1b011283ef7019fbb57a16b015"),
+    "style": PageFile("report.css", "fa3f57bff23a75e21699f9fec07cc60d14746083b17cb32a129e18b305ba6db5"),
+    "app": PageFile("report.js", "93702bd4a3aa4ec0fa9dae20f2ab2d3a63bdb6374c8b52a9e338748217b9c1f3"),
 }
 """Part of ``metrics/report.html`` -> its file. ``skeleton``: the page's HTML, with the
 placeholders ``{style}``, ``{libraries}``, ``{data}`` and ``{app}`` that

@@ -469,7 +469,28 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
     position = ({k: length.get(k) for k in ("pairs", "consistent", "consistency", "ties", "long_wins", "short_wins")}
                 if length_bias_ran(length) else {"reason": length.get("reason") or length.get("status") or "not run"})
     return {"judges": panel, "position": position, "grades": dict(judge.get("grades", {})),
-            "comparison": answer_comparison(judge)}
+            "comparison": answer_comparison(judge), **score_panel(judge, judges)}
+
+
+def score_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
+    """Every judge by its score (judge_eval's ``scores``): per judge (and the combined judge) its
+    AUC and cross-fitted kappa with intervals, or why it has none; the ROC points for the chart;
+    the primary judge; and the canaries a judge accepted that a sound judge rejects. Empty lists
+    and None for a detail file from before judges kept scores."""
+    sc = judge.get("scores") or {}
+    rows, roc = [], []
+    for name in [*judges, "combined"]:
+        e = (sc.get("judges") or {}).get(name) if name != "combined" else sc.get("combined")
+        if not e:
+            continue
+        if e.get("status") != "ok":
+            rows.append({"judge": name, "reason": e.get("reason")})
+            continue
+        rows.append({"judge": name, "auc": _estimate(e.get("auc")), "kappa": _estimate(e["crossfit"].get("kappa")),
+                     "tpr": _estimate(e["crossfit"].get("tpr")), "tnr": _estimate(e["crossfit"].get("tnr"))})
+        roc += [{"judge": name, "fpr": p["fpr"], "tpr": p["tpr"]} for p in e.get("roc", [])]
+    return {"scores": rows, "roc": roc, "primary": sc.get("primary"),
+            "canary_flags": [dict(f) for f in judge.get("canary_flags") or []]}
 
 
 def answer_comparison(judge: Mapping[str, Any]) -> Json | None:

@@ -129,6 +129,15 @@ def tiny_project(d: Path) -> Path:
              "bias": {"length": {"pairs": 4, "consistent": 3, "consistency": 0.75, "ties": 1, "long_wins": 2,
                                  "short_wins": 1}},
              "grades": {"answers": 8, "matching": 8, "stale": 0, "unknown": 0},
+             # judge_eval's scores: token_f1 ranks with AUC 0.75; the llm judge had no probabilities
+             "scores": {"primary": "token_f1", "folds": 5, "judges": {
+                 "token_f1": {"status": "ok", "auc": {"estimate": 0.75, "low": 0.4, "high": 1.0, "n": 8},
+                              "crossfit": {"kappa": {"estimate": 0.5, "low": 0.0, "high": 1.0},
+                                           "tpr": {"estimate": 0.75}, "tnr": {"estimate": 0.75}},
+                              "roc": [{"fpr": 0.0, "tpr": 0.0}, {"fpr": 0.25, "tpr": 0.75}, {"fpr": 1.0, "tpr": 1.0}]},
+                 "llm": {"status": "unscored", "reason": "no score on 8 of 8 graded answers <b>x</b>"}},
+                 "combined": {"status": "unavailable", "reason": "1 judge(s) scored on every answer"}},
+             "canary_flags": [{"judge": "llm", "kind": "dummy_yes", "accepted": 1.0, "accepted_count": 8, "n": 8}],
              "comparison": {"baseline": "bm25", "configs": {
                  "hybrid": {"status": "ok", "n": 8, "baseline_accuracy": 0.5, "accuracy": 0.625,
                             "difference": {"estimate": 0.125, "low": -0.25, "high": 0.5, "method": "cluster-percentile"},
@@ -381,7 +390,14 @@ def test_a_nan_in_the_inputs_is_one_clear_error(data):
 
 def test_the_charts_are_vega_lite_specs_with_no_url(data):
     charts = html.chart_specs(data)
-    assert set(charts) == {"forest", "cost", "answer_cost", "sweep"}
+    assert set(charts) == {"forest", "cost", "answer_cost", "roc", "sweep"}
+    # the ROC chart: both axes 0 to 1, the chance diagonal, one line per scored judge
+    roc = charts["roc"]
+    assert [layer["data"]["values"] for layer in roc["layer"]] == [
+        [{"fpr": 0, "tpr": 0}, {"fpr": 1, "tpr": 1}],
+        [{"judge": "token_f1", "fpr": 0.0, "tpr": 0.0}, {"judge": "token_f1", "fpr": 0.25, "tpr": 0.75},
+         {"judge": "token_f1", "fpr": 1.0, "tpr": 1.0}]]
+    assert roc["layer"][1]["encoding"]["x"]["scale"] == {"domain": [0, 1]}
     forest = charts["forest"]
     assert forest["layer"][0]["data"]["values"] == [{"zero": 0}]  # the zero line
     assert forest["layer"][2]["encoding"]["y"]["sort"] == ["bm25", "hybrid", "rewrite"]
@@ -441,19 +457,20 @@ FIXED_DATA = {
     "questions": [{"id": "q0", "question": "<script>x</script> & \u2028 {style} {app}"}],
 }
 """The smallest data ``html.page`` takes, with text that must stay data."""
-FIXED_PAGE_SHA256 = "8d133c53c664d8bb6a36c0b18bb4f5cdcc7cd22db52023a672e606f26c62d424"
+FIXED_PAGE_SHA256 = "ad4d5b88922489ece6b388a3940835ccb8dd574a3626c44b35e7d76e2df3174f"
 """SHA-256 of ``html.page(FIXED_DATA, {"vega": ...})`` as the page was built when the skeleton,
 style and script were still strings in html.py (issue 33): moving them into assets/ changed no
 byte. Re-pinned for issue 36 (the cost charts' fixed axes, placed names and front legend, the
 verdict arrows, intervals on a second line, the fixed/broken filter, the searched text and deeper
-relevant rank), after looking at the page in chromium (test_html_reader_browser.py). A change to
+relevant rank), after looking at the page in chromium (test_html_reader_browser.py); and for issue 34
+(the judges' scores table, ROC chart and canary warnings, test_html_browser.py). A change to
 report.html, report.css or report.js (or to how they are put together) shows here: check the
 page in a browser (test_html_browser.py), then put the new hash here."""
 
 
 def test_the_page_assembled_from_its_files_is_byte_for_byte_the_pinned_one():
     page = html.page(FIXED_DATA, {"vega": "var vega = 1; // </script> <!-- x {data}"})
-    assert len(page.encode("utf-8")) == 31408
+    assert len(page.encode("utf-8")) == 32648
     assert hashlib.sha256(page.encode("utf-8")).hexdigest() == FIXED_PAGE_SHA256
     files = html_assets.read_page_files()
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")

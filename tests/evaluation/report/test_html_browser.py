@@ -61,12 +61,20 @@ def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
     with Chromium(CHROMIUM, tmp_path / "profile") as browser:
         open_page(browser, d / "metrics/report.html")
         browser.screenshot(tmp_path / "first_screen.png")
-        assert browser.evaluate("document.body.getAttribute('data-charts')") == "4"
+        assert browser.evaluate("document.body.getAttribute('data-charts')") == "5"
         assert browser.evaluate("document.querySelectorAll('.chart-error').length") == 0
         assert marks(browser, "forest") == len(compared) == 3  # one point per compared config
         assert marks(browser, "forest", "rule") == 1 + len(compared)  # the zero line and one interval each
         assert marks(browser, "cost-chart") == 4 and marks(browser, "sweep-chart") == 2
         assert marks(browser, "answer-cost") == 1
+        # the judges by their scores: the table (the reason shown as text), the ROC curve, the canary warning
+        assert browser.evaluate("Array.from(document.querySelectorAll('table.scores tbody tr'))"
+                                ".map(r => r.cells[0].textContent + '|' + r.cells[1].textContent)") == [
+            "llm|n/a", "token_f1 (primary)|0.750 (0.400 to 1.000)", "combined|n/a"]
+        assert browser.evaluate("document.querySelectorAll('table.scores b').length") == 0
+        assert marks(browser, "roc-chart", "line") >= 1
+        assert "llm accepts dummy_yes canaries (8 of 8)" in browser.evaluate(
+            "document.querySelector('#judge-panel p.flag').textContent")
         assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == 9
         cells = browser.evaluate("Array.from(document.querySelectorAll('table.answer-comparison tbody tr'))"
                                  ".map(r => Array.from(r.cells).map(c => c.textContent))")
@@ -126,7 +134,7 @@ def test_the_example_page_is_small_and_every_count_matches_the_scores(tmp_path):
     with Chromium(CHROMIUM, tmp_path / "profile") as browser:
         open_page(browser, out)
         browser.screenshot(tmp_path / "first_screen.png")
-        assert browser.evaluate("document.body.getAttribute('data-charts')") == "4"
+        assert browser.evaluate("document.body.getAttribute('data-charts')") == "5"
         compared = browser.evaluate("window.reportData.forest.length")
         assert compared > 0 and marks(browser, "forest") == compared
         assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == n_questions

@@ -376,6 +376,22 @@ window.renderQuestion = renderQuestion;
     cards.appendChild(card);
   });
   box.appendChild(cards);
+  (J.canary_flags || []).forEach(function (f) {
+    box.appendChild(el("p", {cls: "flag", text: "\u26a0 Warning: " + f.judge + " accepts " + f.kind + " canaries (" +
+      f.accepted_count + " of " + f.n + "): a sound judge rejects every one."}));
+  });
+  if ((J.scores || []).length) {
+    box.appendChild(el("h3", {text: "Judges by their scores"}));
+    box.appendChild(el("p", {cls: "small", text: "Each judge's score against the hand grades: AUC (0.5 = chance), " +
+      "and kappa, TPR and TNR at a threshold chosen by cross-fitting (each answer judged by a threshold chosen on " +
+      "the other folds' grades). combined: a logistic regression over the scores, fit the same way." +
+      (J.primary ? " Primary judge (failure tables): " + J.primary + ", the best cross-fitted kappa." : "")}));
+    box.appendChild(table(["judge", "AUC", "kappa (cross-fitted)", "TPR", "TNR"], J.scores.map(function (r) {
+      return r.reason ? [r.judge, "n/a", r.reason, "", ""] :
+        [r.judge + (r.judge === J.primary ? " (primary)" : ""), withCi(r.auc), withCi(r.kappa), withCi(r.tpr),
+         withCi(r.tnr)];
+    }), "scores"));
+  }
   var C = J.comparison;
   if (C) {
     var links = function (ids) {
@@ -436,7 +452,8 @@ window.renderQuestion = renderQuestion;
 })();
 
 // ---------------------------------------------------------------- charts
-var targets = {forest: "forest", cost: "cost-chart", answer_cost: "answer-cost", sweep: "sweep-chart"};
+var targets = {forest: "forest", cost: "cost-chart", answer_cost: "answer-cost", roc: "roc-chart",
+  sweep: "sweep-chart"};
 var OPTIONS = {"actions": false, "mode": "vega-lite", "renderer": "svg"};
 var jobs = Object.keys(targets).filter(function (k) { return D.charts[k]; }).map(function (k) {
   return vegaEmbed("#" + targets[k], D.charts[k], OPTIONS).catch(function (err) {
