@@ -11,9 +11,13 @@ Definitions (scores ``s``, higher means more likely correct; hand grades ``y`` i
 * ``auc_interval``: the percentile bootstrap of ``auc`` over answers (``n_resamples`` draws with
   replacement, seeded); draws with one class empty are redrawn-free: they are skipped and
   counted in ``skipped``.
-* ``best_threshold(s, y)``: the ``t`` among the distinct scores (and ``+inf``: call nothing
-  correct) whose verdicts ``s >= t`` have the highest Cohen's kappa against ``y``; ties go to the
-  lowest such ``t``. Kappa is ``(p_o - p_e) / (1 - p_e)``, and 0 when ``p_e == 1``.
+* ``best_threshold(s, y)``: among the cuts ``s >= c`` for ``c`` a distinct score (or ``+inf``:
+  call nothing correct), the one whose verdicts have the highest Cohen's kappa against ``y``
+  (ties: the lowest ``c``); the threshold returned lies halfway between ``c`` and the next lower
+  distinct score (``c`` itself when it is the lowest, ``+inf`` for the cut that calls nothing
+  correct), so the same answers are called correct and an unseen score between the two is judged
+  by the nearer side rather than by the training set's extreme. Kappa is
+  ``(p_o - p_e) / (1 - p_e)``, and 0 when ``p_e == 1``.
 * ``fold_of(n, k, seed)``: fold ``perm[i] % k`` of item ``i``, for a seeded permutation ``perm`` of
   ``range(n)``: folds differ in size by at most one and depend only on ``n``, ``k`` and ``seed``.
 * ``crossfit_verdicts``: each answer's verdict by the threshold chosen (``best_threshold``) on the
@@ -117,10 +121,14 @@ def best_threshold(scores: Scores, labels: Labels) -> float:
     s, y = _arrays(scores, labels)
     if s.size == 0:
         raise ValueError("best_threshold needs at least one graded answer")
-    candidates = [*np.unique(s).tolist(), float("inf")]
+    distinct = np.unique(s).tolist()
+    candidates = [*distinct, float("inf")]
     values = [kappa(s >= t, y) for t in candidates]
     best = max(values)
-    return float(next(t for t, v in zip(candidates, values) if v == best))
+    i = next(i for i, v in enumerate(values) if v == best)
+    if i == 0 or i == len(distinct):
+        return float(candidates[i])
+    return float((distinct[i] + distinct[i - 1]) / 2)
 
 
 def fold_of(n: int, k: int, seed: int) -> np.ndarray:

@@ -260,7 +260,7 @@ def test_scores_give_auc_crossfitted_kappa_and_the_primary_judge():
     # PPI++ on the score: every answer graded, so the split-half check carries it
     by_score = detail["configs"]["c"]["score_accuracy"]
     assert by_score["token_f1"]["ppi"] is None and by_score["token_f1"]["ppi_check"]["n_labeled"] == 20
-    assert by_score["combined"]["ppi_check"]["ppi"]["interval"]["method"] == "cross-ppi"
+    assert by_score["combined"]["ppi_check"]["ppi"]["lam"] == 1.0  # cross-PPI: no power tuning
     text = render_answers(detail, configs=["c"], judges=["token_f1", "contains"], confidence=0.95)
     assert "## Judges by their scores" in text and "Primary judge" in text and "**`token_f1`**" in text
 

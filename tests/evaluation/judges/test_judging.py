@@ -145,12 +145,15 @@ def test_judge_answers_gives_one_row_per_record_and_counts_invalid_verdicts():
     judged = judge_answers(records, questions, {"fake": fake, "contains": contains_judge})
     assert seen == [Item("Where?", "Oslo.", "In Oslo."), Item("When?", "At noon.", "Never.")]
     assert judged.rows() == [
-        {"id": "q2", "answer_sha256": answer_sha256("In Oslo."), "fake": {"verdict": "correct", "detail": "ok"},
-         "contains": {"verdict": "correct", "detail": ""}},
-        {"id": "q1", "answer_sha256": answer_sha256("Never."), "fake": {"verdict": "invalid", "detail": "maybe"},
-         "contains": {"verdict": "incorrect", "detail": ""}},
+        {"id": "q2", "answer_sha256": answer_sha256("In Oslo."),
+         "fake": {"verdict": "correct", "detail": "ok", "score": None},
+         "contains": {"verdict": "correct", "detail": "", "score": 1.0}},
+        {"id": "q1", "answer_sha256": answer_sha256("Never."),
+         "fake": {"verdict": "invalid", "detail": "maybe", "score": None},
+         "contains": {"verdict": "incorrect", "detail": "", "score": 0.0}},
     ]
     assert judged.invalid() == {"fake": 1, "contains": 0}
+    assert judged.unscored() == {"fake": 2, "contains": 0}
     assert judged.summary() == "fake: 1/2 correct, 1 invalid, contains: 1/2 correct, 0 invalid"
     empty = judge_answers([], questions, {"contains": contains_judge})
     assert empty.rows() == [] and empty.invalid() == {"contains": 0}

@@ -46,8 +46,9 @@ def test_best_threshold_maximises_kappa_over_every_candidate():
     t = th.best_threshold(s, y)
     best = max(th.kappa(s >= c, y) for c in [*np.unique(s), np.inf])
     assert th.kappa(s >= t, y) == best
-    # separable scores: the threshold is the lowest score of the correct answers
-    assert th.best_threshold([0.1, 0.2, 0.7, 0.9], [False, False, True, True]) == 0.7
+    # separable scores: halfway between the highest incorrect and the lowest correct score
+    assert th.best_threshold([0.1, 0.2, 0.7, 0.9], [False, False, True, True]) == (0.2 + 0.7) / 2
+    assert th.best_threshold([0.3, 0.5], [True, True]) == 0.3  # everything correct: the lowest score
 
 
 def test_folds_are_balanced_and_seeded():

@@ -96,7 +96,7 @@ def rects(page, selector: str) -> list[dict]:
 
 def test_the_cost_chart_names_never_overlap_and_show_on_hover(built, page, tmp_path):
     open_report(page, built / "metrics/report.html")
-    assert page.evaluate("document.body.getAttribute('data-charts')") == "4"
+    assert page.evaluate("document.body.getAttribute('data-charts')") == "5"  # forest, cost, answers, ROC, sweep
     names = rects(page, "#cost-chart g.mark-text.role-mark text")
     assert {n["text"] for n in names} <= {"dense", "bm25", "hybrid", "rewrite"} and names
     for a, b in combinations(names, 2):
