@@ -384,7 +384,7 @@ def judge_eval_args(d):
     return ["--answer-scores", m / "scores/answers.csv", "--retrieval-scores", m / "scores/retrieval.csv",
             "--judgments", d / "build/judgments", "--checks", d / "build/checks.json", "--grades", d / "grades.jsonl",
             "--out", m / "judge.json", "--detail", m / "judge_detail.json", "--verdicts", m / "scores/verdicts.csv",
-            "--plot", m / "plots/coverage.json", "--canaries", m / "scores/canaries.csv"]
+            "--plot", m / "plots/coverage.json", "--canaries", m / "scores/canaries.csv", "--roc", m / "plots/roc.json"]
 
 
 @pytest.fixture(scope="module")
@@ -426,7 +426,10 @@ def test_judge_stage_gives_every_answer_a_verdict_of_every_judge(judged):
         assert v["answer_sha256"] == answer_sha256(a["answer"])
         assert v["llm"]["verdict"] in ("correct", "incorrect", "invalid")
         f1 = token_f1(a["answer"], refs[a["id"]])
-        assert v["token_f1"] == {"verdict": "correct" if f1 >= 0.5 else "incorrect", "detail": f"{f1:.4f}"}
+        assert v["token_f1"] == {"verdict": "correct" if f1 >= 0.5 else "incorrect", "detail": f"{f1:.4f}",
+                                 "score": round(f1, 6)}  # the score as written (6 decimals)
+        # the embedded model gives token probabilities: every LLM verdict is scored, P(CORRECT) in [0, 1]
+        assert v["llm"]["score"] is None or 0.0 <= v["llm"]["score"] <= 1.0
     invalid = sum(v["llm"]["verdict"] == "invalid" for v in out["verdicts"])
     assert out["judges"]["llm"]["invalid"] == invalid
     assert load(judged / "build/judgments/hybrid_rerank.json")["status"] == "unavailable"
@@ -502,7 +505,8 @@ def test_judge_eval_matches_grades_by_answer_text_and_calibrates(judged):
     assert ppi["n_labeled"] == 5 and ppi["n_unlabeled"] == 3
     assert detail["configs"]["hybrid_rerank"]["status"] == "unavailable"
     verdicts = (judged / "metrics/scores/verdicts.csv").read_text().splitlines()
-    assert verdicts[0] == "config,id,slice,answer_sha256,hand,llm,token_f1,contains" and len(verdicts) == 1 + 8
+    assert verdicts[0] == ("config,id,slice,answer_sha256,hand,llm,llm_score,token_f1,token_f1_score,contains,"
+                           "contains_score,combined,combined_score") and len(verdicts) == 1 + 8
     hand = {line.split(",")[1]: line.split(",")[4] for line in verdicts[1:]}
     assert hand == {i: ("" if i not in GRADED else "1" if GRADED.index(i) % 2 == 0 else "0") for i in hand}
 
@@ -593,8 +597,10 @@ def test_a_second_judge_model_served_by_ollama_judges_every_answer(judged, tmp_p
     refs = {json.loads(line)["id"]: json.loads(line)["answer"] for line in (b / "q.jsonl").read_text().splitlines()}
     for v in out["verdicts"]:
         shared = set(refs[v["id"]].lower().split()) & set(answers[v["id"]].lower().split())
-        assert v["llm"] == ({"verdict": "correct", "detail": "CORRECT"} if shared
-                            else {"verdict": "invalid", "detail": "I cannot tell."})
+        # the stand-in server sends no token probabilities: verdicts from the reply, with no score
+        assert v["llm"] == ({"verdict": "correct", "detail": "CORRECT", "score": None} if shared
+                            else {"verdict": "invalid", "detail": "I cannot tell.", "score": None})
+    assert "returned no token probabilities" in out["judges"]["llm"]["score_note"]
     assert out["judges"]["llm"]["invalid"] == sum(v["llm"]["verdict"] == "invalid" for v in out["verdicts"])
     assert len([r for r in state.requests if r[1] == "/api/chat"]) == len(answers)
 
