@@ -18,8 +18,7 @@ from pathlib import Path
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.evaluation.judges.grades import load_grades
-from rag_ablation.evaluation.judges.judge_eval import canary_score, evaluate
-from rag_ablation.evaluation.judges.scored import COMBINED
+from rag_ablation.evaluation.judges.judge_eval import canary_file, evaluate, verdict_fields
 from rag_ablation.evaluation.scoring.scores import read_scores, write_scores
 from rag_ablation.core.io import read_output, write_json
 
@@ -48,14 +47,10 @@ def main() -> None:
         judges=judges, settings=params.stats, threshold_folds=params.judge.threshold_folds)
     write_json(args.out, metrics)
     write_json(args.detail, detail)
-    write_scores(args.verdicts, verdict_rows, ["config", "id", "slice", "answer_sha256", "hand",
-                                               *(c for j in judges for c in (j, f"{j}_score")), COMBINED, f"{COMBINED}_score"])
+    write_scores(args.verdicts, verdict_rows, verdict_fields(judges))
     write_json(args.plot, plot_rows)
     write_json(args.roc, roc_rows)
-    ran = [j for j in checks["judges"] if checks["judges"][j]["status"] == "ok"]
-    write_scores(args.canaries, [{**it, **{f"score_{j}": canary_score(it.get(f"score_{j}")) for j in ran}}
-                                 for it in checks["canaries"]["items"]],
-                 ["id", "kind", "text", *(c for j in ran for c in (f"verdict_{j}", f"score_{j}"))])
+    write_scores(args.canaries, *canary_file(checks))
     g = detail["grades"]
     print(f"judge_eval: {g['matching']} hand grades match current answers ({g['stale']} stale, "
           f"{g['unknown']} for answers that no longer exist) of {g['answers']} answers", file=sys.stderr)

@@ -59,7 +59,7 @@ from rag_ablation.evaluation.judges.canaries import canary_rates
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
 from rag_ablation.evaluation.judges.grades import Grade, match_hashes
 from rag_ablation.evaluation.judges.ppi_check import split_half_check, split_half_scores
-from rag_ablation.evaluation.judges.scored import COMBINED, ScoredJudges, score_judges
+from rag_ablation.evaluation.judges.scored import COMBINED, ScoredJudges, roc_rows, score_judges
 from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_bootstrap_ci, paired_counts,
                                                           sign_test_p, wilson_interval)
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
@@ -385,10 +385,10 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
             for j in judges:
                 vr[j] = ({True: "1", False: "0", None: "invalid"}[judge_verdicts[j].get((config, r["id"]))]
                          if j in available[config] else "unavailable")
-                vr[f"{j}_score"] = _score_text(judge_scores[j].get((config, r["id"])) if j in available[config] else None)
+                vr[f"{j}_score"] = score_text(judge_scores[j].get((config, r["id"])) if j in available[config] else None)
             combined = scored.chosen.get(COMBINED, {}).get((config, r["id"]))
             vr[COMBINED] = "" if combined is None else str(int(combined[1]))
-            vr[f"{COMBINED}_score"] = _score_text(None if combined is None else combined[0])
+            vr[f"{COMBINED}_score"] = score_text(None if combined is None else combined[0])
             verdict_rows.append(vr)
 
     doc_of = {str(r["id"]): str(r["doc"]) for r in answer_rows if "doc" in r}
@@ -411,15 +411,25 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
                                     else {"status": length.get("status"), "reason": length.get("reason")})
         detail["bias"]["self_preference"] = self_preference(checks.get("self_preference"))
         detail["canary_flags"] = canary_flags(detail["canaries"])
-    return _numbers(detail), detail, verdict_rows, plot_rows, scored.roc
+    return _numbers(detail), detail, verdict_rows, plot_rows, roc_rows(scored.detail)
 
 
-def canary_score(v: float | None) -> str:
-    """A canary's score as the canary file writes it (``_score_text``)."""
-    return _score_text(v)
+def verdict_fields(judges: Sequence[str]) -> list[str]:
+    """The columns of the per-question verdict file: the answer's keys and hand grade, each
+    judge's verdict and score, and the combined judge's."""
+    return ["config", "id", "slice", "answer_sha256", "hand", *(c for j in judges for c in (j, f"{j}_score")),
+            COMBINED, f"{COMBINED}_score"]
 
 
-def _score_text(v: float | None) -> str:
+def canary_file(checks: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The canary file's rows and columns from the ``judge_checks`` output: each canary's id,
+    kind and text, and each judge that ran its verdict and score (``score_text``)."""
+    ran = [j for j in checks["judges"] if checks["judges"][j]["status"] == "ok"]
+    rows = [{**it, **{f"score_{j}": score_text(it.get(f"score_{j}")) for j in ran}} for it in checks["canaries"]["items"]]
+    return rows, ["id", "kind", "text", *(c for j in ran for c in (f"verdict_{j}", f"score_{j}"))]
+
+
+def score_text(v: float | None) -> str:
     """A score as the verdict file writes it: 6 decimals, empty when there is none."""
     return "" if v is None else f"{v:.6f}"
 

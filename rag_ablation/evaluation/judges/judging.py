@@ -93,11 +93,6 @@ class Verdict:
     score: float | None = None
 
 
-def _label_prefix(token: str) -> str:
-    """A token as compared with a label: leading whitespace and markup trimmed, upper-cased."""
-    return token.lstrip(_TRIM).rstrip(_TRIM).upper()
-
-
 def label_probability(alternatives: Sequence[tuple[str, float]] | None, *, yes: str, no: str) -> float | None:
     """P(``yes``) between the two labels from the first reply token's alternatives.
 
@@ -112,7 +107,7 @@ def label_probability(alternatives: Sequence[tuple[str, float]] | None, *, yes: 
         return None
     m_yes = m_no = 0.0
     for token, logprob in alternatives:
-        t = _label_prefix(token)
+        t = _trimmed(token)
         if not t:
             continue
         y, n = yes.startswith(t), no.startswith(t)

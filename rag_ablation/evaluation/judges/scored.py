@@ -50,7 +50,6 @@ class ScoredJudges:
     -> the scored judges' scores (the combined judge's inputs), ``primary``."""
 
     detail: dict[str, Any] = field(default_factory=dict)
-    roc: list[dict[str, Any]] = field(default_factory=list)
     chosen: dict[str, dict[Key, tuple[float, bool]]] = field(default_factory=dict)
     features: dict[Key, tuple[float, ...]] = field(default_factory=dict)
     fold_scores: dict[Key, tuple[float, ...]] = field(default_factory=dict)
@@ -59,14 +58,12 @@ class ScoredJudges:
 
 def _report(name: str, graded: Sequence[Key], scores: Sequence[float], verdicts: Sequence[bool],
             labels: Sequence[bool], thresholds: Sequence[float], *, resamples: int, seed: int,
-            confidence: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            confidence: float) -> dict[str, Any]:
     a = agreement(list(verdicts), list(labels), n_resamples=resamples, seed=seed, confidence=confidence)
-    roc = [{"judge": name, **p} for p in roc_points(scores, labels)]
-    entry = {"status": "ok", "n": len(graded),
-             "auc": auc_interval(scores, labels, n_resamples=resamples, seed=seed, confidence=confidence).as_dict(),
-             "crossfit": {**a.as_dict(), "fold_thresholds": list(thresholds)},
-             "roc": [{"fpr": p["fpr"], "tpr": p["tpr"]} for p in roc]}
-    return entry, roc
+    return {"status": "ok", "n": len(graded),
+            "auc": auc_interval(scores, labels, n_resamples=resamples, seed=seed, confidence=confidence).as_dict(),
+            "crossfit": {**a.as_dict(), "fold_thresholds": list(thresholds)},
+            "roc": roc_points(scores, labels)}
 
 
 def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, float | None]],
@@ -94,12 +91,11 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
             continue
         s = [float(js[k]) for k in graded]  # type: ignore[arg-type]
         fitted = crossfit_verdicts(s, labels, k=folds, seed=seed)
-        entry, roc = _report(j, graded, s, fitted.verdicts, labels, fitted.thresholds, resamples=resamples, seed=seed,
+        entry = _report(j, graded, s, fitted.verdicts, labels, fitted.thresholds, resamples=resamples, seed=seed,
                              confidence=confidence)
         t_all = best_threshold(s, labels)
         entry["threshold"] = t_all
         out.detail["judges"][j] = entry
-        out.roc += roc
         kappas[j] = entry["crossfit"]["kappa"]["estimate"]
         crossfit = dict(zip(graded, fitted.verdicts))
         out.chosen[j] = {k: (float(v), crossfit[k] if k in crossfit else bool(v >= t_all))
@@ -110,7 +106,7 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
         out.features = {k: tuple(float(scores[j][k]) for j in scored) for k in answers}  # type: ignore[arg-type]
         x = [out.features[k] for k in graded]
         fitted_c = crossfit_combined(x, labels, k=folds, seed=seed)
-        entry, roc = _report(COMBINED, graded, fitted_c.scores, fitted_c.verdicts, labels, fitted_c.thresholds,
+        entry = _report(COMBINED, graded, fitted_c.scores, fitted_c.verdicts, labels, fitted_c.thresholds,
                              resamples=resamples, seed=seed, confidence=confidence)
         model, t_all = fit_all(x, labels)
         ungraded = [k for k in answers if k not in hand]
@@ -119,7 +115,6 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
         out.fold_scores = {k: tuple(float(v) for v in row) for k, row in zip(ungraded, folds_u)}
         entry.update(threshold=t_all, inputs=scored, coefficients=_coefficients(model, scored))
         out.detail[COMBINED] = entry
-        out.roc += roc
         kappas[COMBINED] = entry["crossfit"]["kappa"]["estimate"]
         out.chosen[COMBINED] = {**{k: (s_, v) for k, s_, v in zip(graded, fitted_c.scores, fitted_c.verdicts)},
                                 **{k: (float(p), bool(p >= t_all)) for k, p in zip(ungraded, p_all)}}
@@ -133,6 +128,14 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
     out.detail["primary"] = out.primary
     out.detail["ranking"] = sorted(ranked, key=lambda n: (-kappas[n], order.index(n)))
     return out
+
+
+def roc_rows(detail: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ROC points of every scored judge and the combined judge in ``detail`` (``score_judges``'s
+    ``detail``) as ``{"judge", "fpr", "tpr"}`` rows, in ``judges`` order then ``combined``: the
+    plot file ``metrics/plots/roc.json``."""
+    entries = [*detail["judges"].items(), (COMBINED, detail.get(COMBINED) or {})]
+    return [{"judge": name, **p} for name, e in entries if e.get("status") == "ok" for p in e["roc"]]
 
 
 def _coefficients(model: object, names: Sequence[str]) -> dict[str, float] | None:
