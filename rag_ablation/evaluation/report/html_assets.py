@@ -90,7 +90,7 @@ class PageFile:
 PAGE_FILES = {
     "skeleton": PageFile("report.html", "8f23eb31db3e2112788fd15fd52d059de268ee1b011283ef7019fbb57a16b015"),
     "style": PageFile("report.css", "fa3f57bff23a75e21699f9fec07cc60d14746083b17cb32a129e18b305ba6db5"),
-    "app": PageFile("report.js", "93702bd4a3aa4ec0fa9dae20f2ab2d3a63bdb6374c8b52a9e338748217b9c1f3"),
+    "app": PageFile("report.js", "cf25a554a04b63d52d174d62c0772ea3830c4c2462bf9aa24507005963e700db"),
 }
 """Part of ``metrics/report.html`` -> its file. ``skeleton``: the page's HTML, with the
 placeholders ``{style}``, ``{libraries}``, ``{data}`` and ``{app}`` that

@@ -63,7 +63,8 @@ from rag_ablation.evaluation.report.metrics_view import (answer_comparison as re
 from rag_ablation.evaluation.report.plot_data import LABELS
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
-from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, MEASURES, RECALL_OF, TESTS, is_binary
+from rag_ablation.evaluation.statistics.comparison import (GRADED_MEASURES, MEASURES, RECALL_OF, TESTS, is_binary,
+                                                          measure_label)
 from rag_ablation.evaluation.statistics.sweep import (COST_TOLERANCE, beats, candidate_matrix, letters, pairwise_p,
                                                       pairwise_wins, pareto_front)
 from rag_ablation.support.latency_rule import WARM_RULE
@@ -537,7 +538,10 @@ def sweep_entries(sweep: Mapping[str, Any] | None, dataset: str) -> Json | None:
                 "does not record its data set (written before sweep-report recorded it)")
         return {"reason": f"metrics/sweep.json {said}, and this report is on {dataset!r}: its sweep section is "
                           "not shown; run `rag-ablation sweep-report` on sides of this data set to get one"}
+    measure = view.measure if view.measure in RECALL_OF else None
     return {"rows": [dict(r) for r in view.rows], "measure": view.measure, "baseline": view.baseline,
+            "measure_label": measure_label(measure) if measure else "value",
+            "test": TESTS[measure] if measure else None,
             "chosen_on": view.chosen_on, "questions": view.questions, "winner": view.winner,
             "tie_set_size": view.tie_set_size, "dataset": made_on}
 
@@ -556,6 +560,7 @@ def page_data(inputs: Inputs, params: Params) -> Json:
     return {
         "meta": {"baseline": settings.baseline, "baseline_available": bool(base and base.get("available")),
                  "measure": settings.measure, "measure_label": LABELS[RECALL_OF[settings.measure]], "k": k,
+                 "grid_label": measure_label(grid_column(settings.measure)),
                  "test": TESTS[settings.measure],
                  "confidence": settings.confidence, "method": settings.method, "resamples": settings.resamples,
                  "n_questions": len(inputs.questions), "n_answerable": sum(q.answerable for q in inputs.questions),

@@ -145,3 +145,57 @@ def test_the_example_page_is_small_and_every_count_matches_the_scores(tmp_path):
         browser.wait_for(f"document.getElementById('question').getAttribute('data-q') === {json.dumps(first)}")
         assert browser.evaluate("document.querySelectorAll('#question .passage').length") > 0
         assert outside(browser.requests()) == [] and browser.failed() == []
+
+
+def test_a_continuous_measure_is_named_with_its_test_in_every_note(tmp_path):
+    """Verdicts on MRR@10 (``stats.measure: rr_at_10``) on a data set whose rows carry nDCG@10 and
+    recall@100: the config table gains both columns and puts the letters after MRR@10, the forest
+    and table notes name the paired sign-flip test, the grid says it shows recall@10 hits while
+    the verdicts use MRR@10, and the sweep panel names its own measure (recall@5) and test."""
+    import yaml as _yaml
+
+    from rag_ablation.core.config import load_config
+    from rag_ablation.evaluation.scoring.graded import GRADED_COLUMNS
+    from rag_ablation.evaluation.scoring.scores import RETRIEVAL_FIELDS, read_scores, write_scores
+    from rag_ablation.evaluation.statistics.stats import analyze, to_metrics
+
+    (tmp_path / "project").mkdir()
+    d = tiny_project(tmp_path / "project")
+    params = _yaml.safe_load((d / "params.yaml").read_text())
+    params["stats"]["measure"] = "rr_at_10"
+    (d / "params.yaml").write_text(_yaml.safe_dump(params, sort_keys=False))
+    rows = read_scores(d / "metrics/scores/retrieval.csv")
+    for r in rows:  # graded columns on every answerable row, as the score stage writes them for graded qrels
+        if r["config"] == "bm25" and r["answerable"]:
+            r["rr_at_10"] = 1.0  # bm25 first on every question: it beats the others on MRR@10
+        r["ndcg_at_10"] = r["rr_at_10"] if r["answerable"] else None
+        r["recall_at_100"] = float(r["hit_at_10"]) if r["answerable"] else None
+    write_scores(d / "metrics/scores/retrieval.csv", rows, (*RETRIEVAL_FIELDS, *GRADED_COLUMNS))
+    settings = load_config(d / "params.yaml")
+    result = analyze(rows, [], configs=list(settings.retrieval), answered=[], settings=settings.stats)
+    (d / "metrics/stats.json").write_text(json.dumps(to_metrics(result)))
+    res = run_stage(d, *stage_args(d))
+    assert res.returncode == 0, res.stderr
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        open_page(browser, d / "metrics/report.html")
+        browser.screenshot(tmp_path / "continuous.png")
+        header = browser.evaluate("Array.from(document.querySelectorAll('#configs-table thead th'))"
+                                  ".map(th => th.textContent)")
+        assert header[3:9] == ["recall@1", "recall@5", "recall@10", "MRR@10", "nDCG@10", "recall@100"], header
+        assert "change (MRR@10)" in header
+        mrr = header.index("MRR@10")
+        lettered = browser.evaluate("Array.from(document.querySelectorAll('#configs-table tbody tr'))"
+                                    ".map(r => Array.from(r.cells).findIndex(c => c.querySelector('.beats')))"
+                                    ".filter(i => i >= 0)")
+        assert lettered and set(lettered) == {mrr}, lettered
+        forest = browser.evaluate("document.getElementById('forest-note').textContent")
+        assert "the change in MRR@10" in forest and "Holm-adjusted paired sign-flip permutation test" in forest
+        assert "paired sign-flip permutation test" in browser.evaluate(
+            "document.getElementById('configs-note').textContent")
+        assert "(recall@10; the verdicts use MRR@10, which is not 0/1)" in browser.evaluate(
+            "document.getElementById('grid-note').textContent")
+        sweep = browser.evaluate("document.querySelector('#sweep-panel p').textContent")
+        assert "Measure: recall@5; pairs compared with the exact sign test" in sweep, sweep
+        assert browser.evaluate("Array.from(document.querySelectorAll('#sweep-panel th'))"
+                                ".map(th => th.textContent)")[2] == "recall@5"
+        assert outside(browser.requests()) == [] and browser.failed() == []

@@ -80,9 +80,13 @@ byId("summary").textContent = "Baseline: " + M.baseline + (M.baseline_available 
   (M.n_baseline !== null ? ", " + M.n_baseline + " scored in the baseline" : "") + "). Gate measure: " +
   M.measure_label + ". Intervals: " + Math.round(100 * M.confidence) + "% " + M.method + " bootstrap, " +
   M.resamples + " resamples. " + shown.length + " of " + configs.length + " configs available.";
+// The paired test of the verdicts' measure, named where a verdict is shown.
+var TEST_NAMES = {"sign": "exact sign test (0/1 measure: the questions fixed against those broken)",
+  "sign-flip": "paired sign-flip permutation test (continuous measure: the per-question differences)"};
+var testName = TEST_NAMES[M.test] || M.test;
 byId("forest-note").textContent = "Each config against " + M.baseline + " on the same questions: the change in " +
   M.measure_label + " with its interval. Real gain / real loss: the interval excludes 0 and the Holm-adjusted " +
-  "sign test is below 0.05; everything else is within the noise. Sorted by change.";
+  testName + " is below " + M.alpha + "; everything else is within the noise. Sorted by change.";
 
 // ---------------------------------------------------------------- config table
 (function () {
@@ -92,8 +96,9 @@ byId("forest-note").textContent = "Each config against " + M.baseline + " on the
   });
   slices.sort();
   var measures = [["recall_at_1", "recall@1"], ["recall_at_5", "recall@5"], ["recall_at_10", "recall@10"],
-                  ["mrr_at_10", "MRR@10"]];
-  var gate = M.measure.replace("hit_at_", "recall_at_");
+                  ["mrr_at_10", "MRR@10"], ["ndcg_at_10", "nDCG@10"], ["recall_at_100", "recall@100"]]
+    .filter(function (m) { return shown.some(function (c) { return c.measures[m[0]]; }); });
+  var gate = M.measure.replace("hit_at_", "recall_at_").replace("rr_at_", "mrr_at_");
   var header = ["", "config", "n"].concat(measures.map(function (m) { return m[1]; }))
     .concat(["change (" + M.measure_label + ")", "verdict"])
     .concat(slices.map(function (s) { return M.measure_label + ", " + s; }));
@@ -122,8 +127,8 @@ byId("forest-note").textContent = "Each config against " + M.baseline + " on the
   });
   byId("configs-table").appendChild(table(header, rows, "configs"));
   byId("configs-note").textContent = "Each cell: the value and its interval. The letters after " + M.measure_label +
-    " name the configs it beats: exact sign tests on the questions each pair disagrees on, Holm-adjusted over " +
-    "all pairs, level " + M.alpha + ".";
+    " name the configs it beats: the " + testName + " for each pair, Holm-adjusted over all pairs, level " +
+    M.alpha + ".";
   byId("letters-legend").textContent = "Letters (hover one for its name): " +
     shown.map(function (c) { return c.letter + " = " + c.name; }).join(", ") + ". Verdict: \u25b2 real gain, " +
     "\u25bc real loss, \u25cf within the noise, \u25a1 no change.";
@@ -190,15 +195,17 @@ var gridConfigs = shown.filter(function (c) { return D.grid[c.name]; });
         var kind = v === null ? "na" : v ? "hit" : "miss";
         var word = v === null ? "n/a" : v ? "hit" : "miss";
         tr.appendChild(el("td", {cls: "cell " + kind, "data-config": c.name},
-          [el("a", {href: qLink(q.id), title: c.name + ": " + word + " (" + M.measure_label + ")",
+          [el("a", {href: qLink(q.id), title: c.name + ": " + word + " (" + M.grid_label + ")",
                     "aria-label": q.id + " " + c.name + " " + word, text: v === null ? "" : v ? "" : "\u00d7"})]));
       });
       body.appendChild(tr);
     });
     t.appendChild(body);
   });
+  var gridMeasure = M.grid_label === M.measure_label ? M.grid_label :
+    M.grid_label + "; the verdicts use " + M.measure_label + ", which is not 0/1";
   byId("grid-note").textContent = "One row per question, grouped by slice; one column per available config. " +
-    "Green: the question's span is in the top " + M.k + " (" + M.measure_label + " hit), red with \u00d7: a " +
+    "Green: a relevant chunk is in the top " + M.k + " (" + gridMeasure + "), red with \u00d7: a " +
     "miss, grey: unanswerable. Changed: some config differs from " + M.baseline + ". Fixed by X: a miss in " +
     M.baseline + " that X hits; broken by X: a hit in " + M.baseline + " that X misses. Click a cell for the " +
     "question.";
@@ -432,7 +439,8 @@ window.renderQuestion = renderQuestion;
   if (!S) { box.appendChild(el("p", {cls: "muted", text: "No sweep summary (rag-ablation sweep-report)."})); return; }
   if (S.reason) { box.appendChild(el("p", {cls: "muted", text: S.reason + "."})); return; }
   box.appendChild(el("p", {text: "Winner: " + S.winner + " (data set " + S.dataset + ", chosen on " + S.chosen_on +
-    ", " + S.questions + " questions; tie set of " + S.tie_set_size + "; baseline " + S.baseline + ")."}));
+    ", " + S.questions + " questions; tie set of " + S.tie_set_size + "; baseline " + S.baseline + "). Measure: " +
+    S.measure_label + "; pairs compared with the " + (TEST_NAMES[S.test] || S.test) + ", Holm-adjusted."}));
   var named = {};
   S.rows.forEach(function (r) { if (r.letter) named[r.letter] = r.candidate; });
   function beatsCell(letters) {
@@ -442,7 +450,7 @@ window.renderQuestion = renderQuestion;
     });
     return out;
   }
-  box.appendChild(table(["", "candidate", "value", "rank (interval)", "beats", "tie set", "P95 ms", "Pareto"],
+  box.appendChild(table(["", "candidate", S.measure_label, "rank (interval)", "beats", "tie set", "P95 ms", "Pareto"],
     S.rows.map(function (r) {
       return [el("span", {cls: "letters", title: r.candidate, text: r.letter || ""}), r.candidate, ciCell(r),
               r.rank + " (" + r.rank_low + " to " + r.rank_high + ")", beatsCell(r.beats),
