@@ -41,6 +41,11 @@ def main() -> None:
     params = load_config()
     new = read_scores(args.scores)
     base = read_baseline(args.baseline)
+    left_out = [reason for name in params.gate.configs if (reason := params.left_out(name)) is not None]
+    if left_out:  # a gated config this run does not search: nothing to gate it on
+        write_json(args.out, INCOMPARABLE_METRICS)
+        print(f"gate: not compared: {'; '.join(left_out)}", file=sys.stderr)
+        return
     try:
         result = run_gate(base, new, rules=params.gate, settings=params.stats, against=args.baseline.as_posix(),
                           dataset=params.dataset)

@@ -1,7 +1,7 @@
 """Stage `index_plan`: which index each chunking needs, from the retrieval configs of params.yaml.
 
 Writes one file per chunking, `<out>/<chunking>.json` = {"bm25": bool, "dense": bool}
-(rag_ablation.retrieval.plan). The `dense@NAME` and `bm25@NAME` stages depend on their
+(rag_ablation.retrieval.plan), counting only the configs of `run_configs`. The `dense@NAME` and `bm25@NAME` stages depend on their
 chunking's file and build their index only when it says so, so a BM25-only study embeds nothing
 and a change that flips no need (rrf_k, k, a query transform) reruns no index stage.
 """
@@ -23,7 +23,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="folder of one <chunking>.json per chunking")
     args = ap.parse_args()
     params = load_config()
-    needs = index_needs(params.retrieval, chunkings=params.chunkings)
+    needs = index_needs(params.searched(), chunkings=params.chunkings)
     write_plan(args.out, needs)
     for line in unbuilt_lines(needs):
         print(line, file=sys.stderr)

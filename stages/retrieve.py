@@ -3,7 +3,7 @@
 Writes the stored ranking (top k chunk ids and scores per question, the text of every ranked
 chunk, the resolved config with its defaults inside the file, status and reason) and, as a leaf metrics file that no stage
 reads, P50/P95/P99 per step. No labels are read: scoring rankings is the `score` stage's job,
-so a label change never reruns a search. A config whose reranker cannot be loaded writes status
+so a label change never reruns a search. A config left out of `run_configs`, or whose reranker cannot be loaded, writes status
 `unavailable` with the reason and no rankings; one whose reranker is an untrained placeholder
 writes status `placeholder` (rankings kept for plumbing, never reported as numbers).
 """
@@ -45,7 +45,10 @@ def main() -> None:
            "status": "ok", "reason": None, "questions": [], "passages": {}}
 
     transformed = read_json(args.queries)
-    if transformed.get("status", "ok") != "ok":  # its query transform could not run (no LLM)
+    left_out = params.left_out(cfg.name)
+    if left_out is not None:  # run_configs names other configs: no index of its own was built
+        r, status, reason = None, "unavailable", left_out
+    elif transformed.get("status", "ok") != "ok":  # its query transform could not run (no LLM)
         r, status, reason = None, "unavailable", transformed["reason"]
     else:
         r, status, reason = open_retrievers(cfg, chunks=load_chunks(args.chunks), dense_dir=args.dense,

@@ -798,3 +798,45 @@ def test_an_index_no_config_searches_is_not_built(built, tmp_path):
                 "--queries", b / "queries/none.json", "--out", tmp_path / "run.json", "--latency",
                 tmp_path / "lat.json", ok=False)
     assert res.returncode == 2 and "which was not built" in res.stderr and not (tmp_path / "run.json").exists()
+
+
+def test_configs_left_out_of_run_configs_build_nothing_and_run_unavailable(built, tmp_path):
+    """``run_configs: [bm25]``: the plan asks for no dense index anywhere and no index at all on
+    `heading`; the dense config writes an unavailable ranking naming run_configs (no index opened),
+    the listed one runs as before; a gated config left out makes the gate stage record "not
+    compared" with the reason."""
+    b = built / "build"
+    params = yaml.safe_load((built / "params.yaml").read_text())
+    params["run_configs"] = ["bm25"]
+    params["gate"]["configs"] = ["dense"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    stage(tmp_path, "index_plan.py", "--out", tmp_path / "plan")
+    assert load(tmp_path / "plan/base.json") == {"bm25": True, "dense": False}
+    assert load(tmp_path / "plan/heading.json") == {"bm25": False, "dense": False}
+
+    def retrieve(name):
+        return stage(tmp_path, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks",
+                     b / "chunks/base.jsonl", "--dense", tmp_path / "no-such-index", "--bm25", b / "bm25/base",
+                     "--queries", b / "queries/none.json", "--out", tmp_path / f"{name}.json", "--latency",
+                     tmp_path / f"lat_{name}.json")
+
+    res = retrieve("dense")
+    run = load(tmp_path / "dense.json")
+    assert run["status"] == "unavailable" and run["questions"] == []
+    assert run["reason"] == ("config 'dense' is not in run_configs (bm25), so it does not run; add it to "
+                             "run_configs or set run_configs: all")
+    assert "retrieve@dense: unavailable: config 'dense' is not in run_configs" in res.stderr
+    retrieve("bm25")
+    assert load(tmp_path / "bm25.json")["questions"] == load(b / "runs/bm25.json")["questions"]
+
+    (tmp_path / "gate_baseline.csv").write_text((built / "metrics/scores/retrieval.csv").read_text())
+    res = stage(tmp_path, "gate.py", "--scores", built / "metrics/scores/retrieval.csv", "--baseline",
+                tmp_path / "gate_baseline.csv", "--out", tmp_path / "gate.json")
+    assert "gate: not compared: config 'dense' is not in run_configs (bm25)" in res.stderr
+    assert load(tmp_path / "gate.json") == load_incomparable()
+
+
+def load_incomparable():
+    from rag_ablation.evaluation.gate.formats import INCOMPARABLE_METRICS
+
+    return json.loads(json.dumps(INCOMPARABLE_METRICS))

@@ -848,7 +848,8 @@ class StatsConfig:
     more than ``margin`` with the paired sign-flip test; ``method`` the bootstrap
     interval (percentile or BCa) with ``resamples`` draws from ``seed`` at ``confidence``;
     ``cluster`` resamples source documents instead of questions; ``baseline`` defaults to
-    ``dense``, or to the first retrieval config when there is none; a slice with fewer than
+    ``dense``, or to the first config of ``run_configs`` when dense does not run (a baseline
+    named that does not run is refused); a slice with fewer than
     ``min_slice`` questions is reported as too small to decide on; ``subsample_sizes`` (None
     for "all") and ``subsample_draws`` drive the subsampling table; ``ppi_splits`` seeded splits
     of the hand grades check PPI++ against grades it did not see
@@ -868,16 +869,18 @@ class StatsConfig:
     ppi_splits: int = 200
 
     @classmethod
-    def from_params(cls, spec: Any, *, retrieval: Any) -> StatsConfig:
+    def from_params(cls, spec: Any, *, retrieval: Any, selected: Any = None) -> StatsConfig:
+        selected = tuple(retrieval if selected is None else selected)
         defaults = field_defaults(cls)
-        if defaults["baseline"] not in retrieval:  # the default baseline, else the first config
-            defaults["baseline"] = retrieval[0]
+        if defaults["baseline"] not in selected:  # the default baseline, else the first config that runs
+            defaults["baseline"] = selected[0]
         v = read_block(spec, "stats", {
             "baseline": one_of(*retrieval), "measure": one_of(*MEASURE_CHOICES),
             "margin": unit_number, "method": one_of(*INTERVAL_METHODS), "cluster": boolean,
             "resamples": positive_int, "seed": integer,
             "confidence": _open_unit, "min_slice": positive_int, "subsample_sizes": _sizes,
             "subsample_draws": positive_int, "ppi_splits": positive_int}, defaults=defaults)
+        _check_selected((v["baseline"],), selected, "stats.baseline")
         return cls(**v)
 
 
@@ -901,8 +904,10 @@ GATE_KS = (1, 5, 10)
 class GateConfig:
     """``gate``: the retrieval regression gate (``rag-ablation check``, stage ``gate``).
 
-    ``configs``: the retrieval configs gated (default: ``generation.configs``, the pipelines in
-    use, else the first retrieval config). Per config and per slice of answerable questions
+    ``configs``: the retrieval configs gated (default: those of ``generation.configs`` in
+    ``run_configs``, the pipelines in use, else the first config that runs). A config named here
+    that ``run_configs`` leaves out is not refused: the ``gate`` stage records "not compared"
+    with the reason, as for any config without scores. Per config and per slice of answerable questions
     (and ``all``), recall@``k`` (k in 1, 5, 10) against the accepted baseline must stay at or
     above ``floor`` (one number for every slice, or a mapping slice -> number where only the
     named slices have one; null: no floor), at most ``max_newly_failing`` questions may go from
@@ -930,9 +935,10 @@ class GateConfig:
         return self.floor.get(slice_name)
 
     @classmethod
-    def from_params(cls, spec: Any, *, retrieval: Any, answered: Any = ()) -> GateConfig:
+    def from_params(cls, spec: Any, *, retrieval: Any, answered: Any = (), selected: Any = None) -> GateConfig:
+        selected = tuple(retrieval if selected is None else selected)
         defaults = field_defaults(cls)
-        defaults["configs"] = tuple(answered) or tuple(retrieval)[:1]
+        defaults["configs"] = tuple(c for c in answered if c in selected) or selected[:1]
         v = read_block(spec, "gate", {
             "configs": _gated_configs(retrieval), "measure": one_of(*MEASURE_CHOICES), "k": _gate_k, "floor": _floor,
             "max_newly_failing": non_negative_int, "non_inferiority_margin": unit_number,
@@ -972,6 +978,44 @@ def _floor(v: Any, where: str) -> float | dict[str, float]:
     if not _is_number(v) or not 0 <= v <= 1:
         raise _fail(where, _FLOOR, v)
     return float(v)
+
+
+RUN_ALL = "all"
+"""The value of ``run_configs`` that searches with every retrieval config (the default)."""
+
+
+def run_configs_of(spec: Any, retrieval: Mapping[str, Any]) -> tuple[str, ...]:
+    """``run_configs``: the retrieval configs this run searches with, in ``retrieval``'s order.
+    ``all`` (or the key left out, or null) is every config; a list names some, each once. A
+    config left out writes an unavailable ranking with the reason (stage ``retrieve@NAME``) and
+    needs no index (stage ``index_plan``), so a data set of short passages embeds only what the
+    named configs search."""
+    if spec is None or spec == RUN_ALL:
+        return tuple(retrieval)
+    where = "run_configs"
+    if not isinstance(spec, list) or not spec or not all(isinstance(x, str) for x in spec):
+        raise _fail(where, f"{RUN_ALL} or a non-empty list of retrieval config names such as [dense, bm25, hybrid]", spec)
+    unknown = [c for c in spec if c not in retrieval]
+    if unknown:
+        raise ConfigError(f"{where}: {', '.join(map(repr, unknown))} not a retrieval config; "
+                          f"expected some of: {', '.join(retrieval)} (or {RUN_ALL})")
+    if len(set(spec)) != len(spec):
+        raise _fail(where, "each config once", spec)
+    return tuple(c for c in retrieval if c in spec)
+
+
+def _check_selected(names: tuple[str, ...], selected: tuple[str, ...], where: str) -> None:
+    """Raise when a config ``where`` names explicitly is not searched in this run."""
+    left_out = [c for c in names if c not in selected]
+    if left_out:
+        raise ConfigError(f"{where}: {', '.join(map(repr, left_out))} not in run_configs "
+                          f"({', '.join(selected)}); add it to run_configs, or name a config that runs")
+
+
+FIRST_RUN_CONFIGS = ("dense", "bm25", "hybrid")
+"""The configs the command printed after a BEIR import runs (``run_configs``), when params.yaml has them."""
+GRADED_DEPTH = 100
+"""The ranking length (``retrieval.NAME.k``) that command gives them: BEIR's recall@100 needs 100."""
 
 
 NO_SPLIT = "none"
@@ -1070,7 +1114,8 @@ class WorkbenchConfig:
 class Params:
     """The whole of params.yaml, checked. ``dataset`` names what the pipeline runs on
     (``rag_ablation.datasets.registry``: handbook, the default, covidqa, or an imported set
-    under :data:`IMPORTED_DIR`)."""
+    under :data:`IMPORTED_DIR`); ``run_configs`` the retrieval configs this run searches with
+    (:func:`run_configs_of`: every one unless params name some)."""
 
     chunk_size: int
     chunk_overlap: int
@@ -1090,9 +1135,11 @@ class Params:
     dataset: str = "handbook"
     workbench: WorkbenchConfig = field(default_factory=WorkbenchConfig)
     ray: RayConfig = field(default_factory=RayConfig)
+    run_configs: tuple[str, ...] = ()
 
     BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
-              "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench", "ray")
+              "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench",
+              "ray")
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any]) -> Params:
@@ -1116,6 +1163,7 @@ class Params:
                      for n, s in _named(raw.get("retrieval"), "retrieval").items()}
         if not retrieval:
             raise ConfigError("retrieval: missing or empty; name at least one retrieval config")
+        selected = run_configs_of(raw.get("run_configs"), retrieval)
         return cls(
             labels=LabelsConfig.from_params(raw.get("labels")),
             embedding=EmbeddingConfig.from_params(raw.get("embedding")),
@@ -1124,10 +1172,11 @@ class Params:
             chunkings=chunkings, retrieval=retrieval, query_transforms=transforms,
             llm=LlmConfig.from_params(raw.get("llm")),
             generation=GenerationConfig.from_params(raw.get("generation"), retrieval=retrieval),
-            stats=StatsConfig.from_params(raw.get("stats"), retrieval=tuple(retrieval)),
+            stats=StatsConfig.from_params(raw.get("stats"), retrieval=tuple(retrieval), selected=selected),
             judge=JudgeConfig.from_params(raw.get("judge")),
-            gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval),
+            gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval), selected=selected,
                                         answered=_mapping(raw.get("generation"), "generation").get("configs") or ()),
+            run_configs=selected,
             split=SplitConfig.from_params(raw.get("split")),
             workbench=WorkbenchConfig.from_params(raw.get("workbench")),
             ray=RayConfig.from_params(raw.get("ray")),
@@ -1139,6 +1188,17 @@ class Params:
 
     def config(self, name: str) -> RetrievalConfig:
         return _get(self.retrieval, name, "retrieval")
+
+    def searched(self) -> dict[str, RetrievalConfig]:
+        """The retrieval configs of ``run_configs`` (every one by default), by name."""
+        return {n: c for n, c in self.retrieval.items() if n in self.run_configs}
+
+    def left_out(self, name: str) -> str | None:
+        """Why retrieval config ``name`` does not run (one line), or None when it runs."""
+        if name in self.run_configs:
+            return None
+        return (f"config {name!r} is not in run_configs ({', '.join(self.run_configs)}), so it does not run; add it "
+                f"to run_configs or set run_configs: {RUN_ALL}")
 
     def transform(self, name: str) -> QueryTransformConfig:
         return _get(self.query_transforms, name, "query_transforms")

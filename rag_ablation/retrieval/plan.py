@@ -7,8 +7,8 @@ open), so every ``dense@CHUNKING`` and ``bm25@CHUNKING`` instance exists and eve
 ``retrieve@CONFIG`` lists both index folders of its chunking. What this module decides instead
 is whether an index stage *builds*:
 
-- the ``index_plan`` stage reads ``retrieval`` and ``chunkings`` from params and writes one file
-  per chunking, ``<plan>/<chunking>.json`` = ``{"bm25": bool, "dense": bool}`` (``index_needs``);
+- the ``index_plan`` stage reads ``retrieval``, ``run_configs`` and ``chunkings`` from params
+  (a config left out of ``run_configs`` needs nothing) and writes one file per chunking, ``<plan>/<chunking>.json`` = ``{"bm25": bool, "dense": bool}`` (``index_needs``);
 - ``dense@CHUNKING`` and ``bm25@CHUNKING`` depend on their chunking's file, not on the
   ``retrieval`` params. When the file says the index is not needed, the stage writes an
   "unbuilt" folder holding only ``unused.json`` (``write_unused``) in well under a second, with
@@ -51,7 +51,8 @@ def unbuilt_lines(needs: Mapping[str, Mapping[str, bool]]) -> list[str]:
     for kind in ("dense", "bm25"):
         unused = [c for c, n in needs.items() if not n[kind]]
         if unused:
-            out.append(f"index_plan: no {kind} index for {', '.join(unused)} (no config searches them with {kind})")
+            out.append(f"index_plan: no {kind} index for {', '.join(unused)} "
+                       f"(no config of run_configs searches them with {kind})")
     return out
 
 
@@ -76,8 +77,8 @@ def needed(plan_file: Path, kind: str) -> bool:
 def write_unused(folder: Path, *, kind: str, chunking: str) -> str:
     """Write the unbuilt ``kind`` index folder of ``chunking`` (only ``unused.json``); returns
     the reason, one line."""
-    reason = (f"no retrieval config searches chunking {chunking!r} with {kind}: its {kind} index is not built "
-              f"(add such a config to params.yaml and `dvc repro` builds it)")
+    reason = (f"no retrieval config that runs searches chunking {chunking!r} with {kind}: its {kind} index is "
+              f"not built (add such a config to params.yaml and to run_configs, and `dvc repro` builds it)")
     with replaced_folder(Path(folder)) as tmp:
         write_json(tmp / UNUSED_FILE, {"built": False, "chunking": chunking, "index": kind, "reason": reason})
     return reason

@@ -405,3 +405,51 @@ def test_embedding_ray_and_shard_settings_fail_with_their_key(changes, message):
     msg = error_of(with_changes(*changes))
     assert message in msg, msg
     assert "\n" not in msg and "sk-abc123" not in msg
+
+
+def test_run_configs_all_or_a_list_in_params_order():
+    """``run_configs`` left out or ``all`` is every retrieval config; a list keeps params.yaml's
+    order whatever order it is written in, and only the listed configs are searched."""
+    everything = tuple(BASE["retrieval"])
+    assert Params.from_params(BASE).run_configs == everything
+    # the gate's configs set in params stay (the gate stage says they were not compared)
+    assert Params.from_params(with_change("run_configs", ["dense", "bm25"])).gate.configs == ("hybrid_heading",)
+    assert Params.from_params(with_change("run_configs", None, delete=True)).run_configs == everything
+    p = Params.from_params(with_change("run_configs", ["hybrid", "dense", "bm25"]))
+    assert p.run_configs == tuple(n for n in everything if n in {"hybrid", "dense", "bm25"})
+    assert list(p.searched()) == list(p.run_configs)
+    assert p.left_out("dense") is None
+    reason = p.left_out("dense_c400")
+    assert "'dense_c400' is not in run_configs (dense, bm25, hybrid)" in reason and "run_configs: all" in reason
+
+
+def test_run_configs_move_the_default_baseline_and_gate():
+    """Left out, the default baseline (dense) and the answered configs give way to the first
+    listed config; listed, they stay."""
+    raw = with_change("run_configs", ["bm25", "hybrid"])
+    del raw["stats"]["baseline"], raw["gate"]["configs"]
+    p = Params.from_params(raw)
+    assert p.stats.baseline == "bm25" and p.gate.configs == ("bm25",)
+    raw = with_change("run_configs", ["dense", "hybrid_heading", "bm25"])
+    p = Params.from_params(raw)
+    assert p.stats.baseline == "dense"
+    assert p.gate.configs == tuple(BASE["gate"]["configs"])  # hybrid_heading, set in params and listed
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("value, message", [
+    (["dense", "nope"], "run_configs: 'nope' not a retrieval config; expected some of: dense,"),
+    (["dense", "dense"], "run_configs: expected each config once"),
+    ([], "run_configs: expected all or a non-empty list of retrieval config names"),
+    ("dense", "run_configs: expected all or a non-empty list of retrieval config names"),
+])
+def test_run_configs_refuses_what_names_no_config(value, message):
+    assert message in error_of(with_change("run_configs", value))
+
+
+@pytest.mark.bad_input
+def test_a_baseline_left_out_of_run_configs_is_refused():
+    raw = with_change("run_configs", ["bm25", "hybrid"])
+    raw["stats"] = {**raw["stats"], "baseline": "dense"}
+    assert error_of(raw) == ("stats.baseline: 'dense' not in run_configs (bm25, hybrid); add it to run_configs, "
+                             "or name a config that runs")

@@ -172,6 +172,7 @@ def code_keys() -> dict[str, Any]:
     out["retrieval.<name>.fusion"] = config.DEFAULT_FUSION
     out["retrieval.<name>.rrf_k"] = config.DEFAULT_RRF_K
     out["retrieval.<name>.ties"] = config.DEFAULT_TIES
+    out["run_configs"] = config.RUN_ALL  # the field holds the names it resolves to
     return out
 
 
@@ -263,7 +264,7 @@ def table() -> dict[str, tuple[int, str]]:
 def test_the_key_list_covers_every_block():
     """A new block of Params must be added to BLOCKS (or is a top-level key) before it is checked."""
     assert set(config.Params.BLOCKS) == set(TOP) | NAMED | {b for b in BLOCKS if "." not in b}
-    assert set(TOP) == {"dataset", "chunk_size", "chunk_overlap"}
+    assert set(TOP) == {"dataset", "chunk_size", "chunk_overlap", "run_configs"}
     assert set(UNDOCUMENTED) <= set(code_keys())
 
 

@@ -25,8 +25,8 @@ def test_each_chunking_needs_the_indexes_its_configs_search():
         "unused": {"bm25": False, "dense": False},
     }
     assert unbuilt_lines(index_needs(retrieval, ["a", "b", "c", "unused"])) == [
-        "index_plan: no dense index for b, unused (no config searches them with dense)",
-        "index_plan: no bm25 index for unused (no config searches them with bm25)",
+        "index_plan: no dense index for b, unused (no config of run_configs searches them with dense)",
+        "index_plan: no bm25 index for unused (no config of run_configs searches them with bm25)",
     ]
 
 
@@ -43,7 +43,7 @@ def test_plan_files_are_one_per_chunking_and_deterministic(tmp_path):
 def test_an_unbuilt_index_refuses_a_config_that_searches_it(tmp_path):
     reason = write_unused(tmp_path / "dense", kind="dense", chunking="a")
     assert [p.name for p in (tmp_path / "dense").iterdir()] == [UNUSED_FILE]
-    assert "no retrieval config searches chunking 'a' with dense" in reason
+    assert "no retrieval config that runs searches chunking 'a' with dense" in reason
     with pytest.raises(UserError, match="config 'x' searches the dense index .* which was not built"):
         check_built(tmp_path / "dense", kind="dense", config="x")
     check_built(tmp_path / "elsewhere", kind="dense", config="x")  # a built index (no marker) passes
