@@ -161,15 +161,33 @@ def run_hint(fmt: str, corpus: Path, questions: Path) -> str:
     files are where an imported data set lives (``data/imported/NAME/corpus`` and
     ``data/imported/NAME/questions.jsonl`` of the current directory, the repository root, where
     ``dataset: NAME`` looks for it), else where to put them. BEIR's short spans need
-    ``labels.same_doc_only``."""
+    ``labels.same_doc_only``, and its graded measures a first run of :func:`beir_switches`."""
     from rag_ablation.core.config import IMPORTED_DIR
 
     folder = questions.parent
     extra = " -S labels.same_doc_only=true" if fmt == "beir" else ""
+    after = beir_switches() if fmt == "beir" else ""
     if (folder.parent.resolve() == IMPORTED_DIR.resolve() and questions.name == "questions.jsonl"
             and corpus.resolve() == (folder / "corpus").resolve()):
-        return (f"run it: dvc exp run -S dataset={folder.name}{extra} -S llm.backend=none   (or set "
+        return (f"run it: dvc exp run -S dataset={folder.name}{extra} -S llm.backend=none{after}   (or set "
                 f"`dataset: {folder.name}` in params.yaml and `dvc repro`)")
     return (f"to run it with one switch, import into {IMPORTED_DIR.as_posix()}/NAME/corpus and "
             f"{IMPORTED_DIR.as_posix()}/NAME/questions.jsonl, then: dvc exp run -S dataset=NAME{extra} "
-            "-S llm.backend=none")
+            f"-S llm.backend=none{after}")
+
+
+def beir_switches(params_file: Path = Path("params.yaml")) -> str:
+    """The ``-S`` switches of a first graded run: ``run_configs`` set to those of
+    :data:`FIRST_RUN_CONFIGS` that ``params_file`` has (all three when it cannot be read), so one
+    chunking is embedded, and each of them storing :data:`GRADED_DEPTH` chunks, so recall@100 is
+    measured and nDCG@10 is not cut short by a document that takes two of ten slots."""
+    from rag_ablation.core.config import FIRST_RUN_CONFIGS, GRADED_DEPTH, ConfigError, load_params
+
+    names = list(FIRST_RUN_CONFIGS)
+    try:
+        retrieval = load_params(params_file).get("retrieval") or {}
+        names = [n for n in FIRST_RUN_CONFIGS if n in retrieval] or names
+    except (ConfigError, OSError):
+        pass
+    depth = "".join(f" -S '++retrieval.{n}.k={GRADED_DEPTH}'" for n in names)
+    return f" -S 'run_configs=[{','.join(names)}]'{depth}"

@@ -285,7 +285,21 @@ def test_the_import_prints_the_one_command_that_runs_it(tmp_path, capsys, monkey
     assert imported_datasets() == ["mysquad"]
     main(["import", "beir", str(beir_folder(tmp_path)), "--corpus", "data/imported/sf/corpus", "--questions",
           "data/imported/sf/questions.jsonl"])
-    assert "run it: dvc exp run -S dataset=sf -S labels.same_doc_only=true -S llm.backend=none" in capsys.readouterr().err
+    assert ("run it: dvc exp run -S dataset=sf -S labels.same_doc_only=true -S llm.backend=none "
+            "-S 'run_configs=[dense,bm25,hybrid]' -S '++retrieval.dense.k=100' -S '++retrieval.bm25.k=100' "
+            "-S '++retrieval.hybrid.k=100'   (or set") in capsys.readouterr().err
     main(["import", "squad", str(src), "--corpus", "elsewhere/c", "--questions", "elsewhere/q.jsonl"])
     assert ("to run it with one switch, import into data/imported/NAME/corpus and data/imported/NAME/questions.jsonl"
             in capsys.readouterr().err)
+
+
+def test_the_beir_command_names_the_first_run_configs_params_has(tmp_path, monkeypatch):
+    """The graded first run lists those of dense, bm25 and hybrid that params.yaml defines (one
+    embedded chunking) and gives each k = 100 (recall@100 measured); unreadable params: all three."""
+    from rag_ablation.commands.import_data import beir_switches
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("retrieval:\n  bm25: {}\n  dense: {}\n  other: {}\n")
+    assert beir_switches() == " -S 'run_configs=[dense,bm25]' -S '++retrieval.dense.k=100' -S '++retrieval.bm25.k=100'"
+    (tmp_path / "params.yaml").write_text("retrieval: [unclosed\n")
+    assert beir_switches().startswith(" -S 'run_configs=[dense,bm25,hybrid]'")
