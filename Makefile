@@ -38,13 +38,17 @@ $(RAY): pyproject.toml | $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,ray]'
 	touch $(RAY)
 
+# Two worker processes (pytest-xdist), each test file on one worker, so a module's fixtures are
+# built once; about half the serial time on 2 cores (benchmarks/RESULTS.md, "The test suite").
+PYTEST_WORKERS := -n 2 --dist loadfile
+
 test: install $(RAY)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_WORKERS)
 
 # The edit-test loop: everything but the end-to-end runs (DVC pipelines, served and embedded
 # models, browsers, Ray clusters: the tests marked slow or slow_dvc). About 3 minutes on 2 cores.
 test-fast: install
-	$(PY) -m pytest -q -m "not slow and not slow_dvc"
+	$(PY) -m pytest -q $(PYTEST_WORKERS) -m "not slow and not slow_dvc"
 
 # The JavaScript linter: ESLint at the versions of package-lock.json (dev tools only), installed
 # into node_modules/ by `npm ci` when it is missing or the lock file is newer than its stamp.

@@ -80,11 +80,14 @@ def test_removed_config_disappears_from_metrics(repo):
 
 
 def test_a_bm25_only_study_embeds_nothing(repo):
-    """Only BM25 configs: the dense stages write their unbuilt marker and load no model, and the
-    BM25 runs are byte for byte what they were beside the dense configs."""
+    """Only the BM25 configs run (`run_configs`, every config kept in params.yaml): the dense
+    stages write their unbuilt marker and load no model, the other configs' rankings are
+    unavailable with the reason, the baseline follows to the first listed config, and the BM25
+    runs are byte for byte what they were beside the dense configs."""
     before = {n: (repo / f"data/build/runs/{n}.json").read_bytes() for n in ("bm25", "rewrite")}
     p = yaml.safe_load((repo / "params.yaml").read_text())
-    p["retrieval"] = {n: c for n, c in p["retrieval"].items() if c["method"] == "bm25"}
+    bm25_only = [n for n, c in p["retrieval"].items() if c["method"] == "bm25"]
+    p["run_configs"] = bm25_only
     p["generation"]["configs"] = ["bm25"]
     (repo / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
     out = sh(repo, DVC, "repro")
@@ -95,6 +98,10 @@ def test_a_bm25_only_study_embeds_nothing(repo):
     # retrieve@bm25 lists its chunking's dense folder (DVC cannot make deps depend on the method),
     # so it reruns when that folder becomes the marker, and writes the same run
     assert before == {n: (repo / f"data/build/runs/{n}.json").read_bytes() for n in before}
+    dense = json.loads((repo / "data/build/runs/dense.json").read_text())
+    assert dense["status"] == "unavailable" and "not in run_configs (bm25, rewrite)" in dense["reason"]
+    stats = json.loads((repo / "metrics/stats.json").read_text())
+    assert stats["bm25"]["is_baseline"] and not stats["dense"]["available"]
     restore(repo)
     assert (repo / "data/build/dense/base/index.faiss").is_file()
 
