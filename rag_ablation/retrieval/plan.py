@@ -8,7 +8,8 @@ open), so every ``dense@CHUNKING`` and ``bm25@CHUNKING`` instance exists and eve
 is whether an index stage *builds*:
 
 - the ``index_plan`` stage reads ``retrieval``, ``run_configs`` and ``chunkings`` from params
-  (a config left out of ``run_configs`` needs nothing) and writes one file per chunking, ``<plan>/<chunking>.json`` = ``{"bm25": bool, "dense": bool}`` (``index_needs``);
+  (a config left out of ``run_configs`` needs nothing) and writes one file per chunking,
+  ``<plan>/<chunking>.json`` = ``{"bm25": bool, "dense": bool}`` (``index_needs``);
 - ``dense@CHUNKING`` and ``bm25@CHUNKING`` depend on their chunking's file, not on the
   ``retrieval`` params. When the file says the index is not needed, the stage writes an
   "unbuilt" folder holding only ``unused.json`` (``write_unused``) in well under a second, with
