@@ -94,3 +94,38 @@ def test_unknown_config_is_one_line_and_exit_2(repo):
     res = run_diff(repo, "base", "--config", "nope")
     assert res.returncode == 2 and res.stderr.count("\n") == 1
     assert "unknown config(s) 'nope'; scored configs are: dense, bm25, new_only, old_only" in res.stderr
+
+
+def test_answer_measures_are_compared_from_the_answer_scores(tmp_path):
+    """`--measure token_f1` (continuous: sign-flip test, better / worse by more than the margin)
+    and `--measure contains_reference` (0/1: fixed and broken, exact sign test) read
+    metrics/scores/answers.csv at each side; the table has no MRR@10 columns, the title says
+    "Answers"."""
+    from score_rows import answer_row, write_answers
+
+    d = tmp_path / "repo"
+    d.mkdir()
+    git(d, "init", "-q", "-b", "main")
+    scores = d / "metrics" / "scores" / "answers.csv"
+
+    def rows(f1: float, contains: int) -> list[dict]:
+        return [{**answer_row("dense", f"q{i}", contains if i < 6 else 0), "token_f1": f1} for i in range(12)]
+
+    write_answers(scores, rows(0.2, 0))
+    git(d, "add", "metrics")
+    git(d, "commit", "-q", "-m", "old answers")
+    git(d, "tag", "base")
+    write_answers(scores, rows(0.6, 1))
+    shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
+    res = run_diff(d, "base", "--measure", "token_f1")
+    assert res.returncode == 0, res.stderr
+    row = next(line for line in res.stdout.splitlines() if line.startswith("dense "))
+    # 12 paired questions, all 12 better by 0.4 (> the 0.01 margin), none worse, +0.400
+    assert row.split()[1:5] == ["12", "12", "0", "+0.400"] and row.endswith("real gain"), row
+    assert "MRR@10" not in res.stdout and "token F1 (token_f1);" in res.stdout
+    res = run_diff(d, "base", "--measure", "contains_reference", "--md")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("### Answers against `base`")
+    assert "| config | n | fixed | broken | Δ contains the reference |" in res.stdout
+    # 6 fixed, 0 broken: exact sign test p = 2 x 0.5^6 = 0.03125
+    assert "| `dense` | 12 | 6 | 0 | +0.500 | +0.250 to +0.750 | 0.031 | 0.031 |" in res.stdout, res.stdout

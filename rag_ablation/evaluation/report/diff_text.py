@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from rag_ablation.evaluation.report.formatting import detectable, interval, p_value, signed, table
 from rag_ablation.evaluation.report.plot_data import count_words, measure_label, test_name
-from rag_ablation.evaluation.statistics.comparison import Comparison, verdict
+from rag_ablation.evaluation.statistics.comparison import ANSWER_MEASURES, Comparison, verdict
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, interval_dict
 from rag_ablation.evaluation.statistics.revision_diff import RevisionDiff
 
@@ -34,21 +34,22 @@ def summary_rows(d: RevisionDiff) -> tuple[list[str], list[list[str]]]:
     """The header and one row per compared config (shared by the text and Markdown forms)."""
     family = max((c.binary.family for c in d.comparisons if c.binary), default=0)
     conf = f"{d.settings.confidence:.0%}"
+    with_rr = any(c.rr is not None for c in d.comparisons)  # none for an answer measure
+    rr_header = ["Δ MRR@10", f"{conf} interval", "p (sign-flip)", f"Holm p (of {family})"] if with_rr else []
     header = ["config", "n", *count_words(d.measure, d.settings.margin), f"Δ {measure_label(d.measure)}",
               f"{conf} interval", f"p ({test_name(d.measure)})",
-              f"Holm p (of {family})", "Δ MRR@10", f"{conf} interval", "p (sign-flip)",
-              f"Holm p (of {family})", "could detect", "verdict"]
+              f"Holm p (of {family})", *rr_header, "could detect", "verdict"]
     rows = []
     for c in d.comparisons:
         b, r = c.binary, c.rr
-        if b is None or r is None:
+        if b is None or (with_rr and r is None):
             rows.append([c.new, "0", *[""] * (len(header) - 3), _verdict(c)])
             continue
+        rr_cells = [signed(r.delta.estimate), interval(interval_dict(r.delta, CHANGE_INTERVAL), signed),
+                    p_value(r.p_sign_flip), p_value(r.p_holm)] if r is not None else []
         rows.append([c.new, str(c.n), str(b.counts.fixed), str(b.counts.broken), signed(b.delta.estimate),
                      interval(interval_dict(b.delta, CHANGE_INTERVAL), signed), p_value(b.p),
-                     p_value(b.p_holm), signed(r.delta.estimate),
-                     interval(interval_dict(r.delta, CHANGE_INTERVAL), signed), p_value(r.p_sign_flip),
-                     p_value(r.p_holm), detectable(b), _verdict(c)])
+                     p_value(b.p_holm), *rr_cells, detectable(b), _verdict(c)])
     return header, rows
 
 
@@ -107,8 +108,9 @@ def title(d: RevisionDiff) -> str:
     s = d.settings
     unit = "source documents" if s.cluster else "questions"
     new = "Workspace" if d.new_commit is None else f"{d.new} ({d.new_commit[:10]})"
+    also = "" if d.measure in ANSWER_MEASURES else " and MRR@10"
     return (f"{new} against {d.rev} ({d.commit[:10]}), paired by question id: {measure_label(d.measure)} "
-            f"({d.measure}) and MRR@10; {s.method} bootstrap over {unit}, {s.resamples:,} resamples, seed {s.seed}. "
+            f"({d.measure}){also}; {s.method} bootstrap over {unit}, {s.resamples:,} resamples, seed {s.seed}. "
             "Real = interval excludes 0 and Holm p < 0.05.")
 
 
@@ -133,7 +135,8 @@ def format_markdown(d: RevisionDiff) -> str:
     """The pull-request form: a Markdown table, then the question ids as a list."""
     header, rows = summary_rows(d)
     against = f"`{d.rev}`" if d.new_commit is None else f"`{d.rev}`, {d.new} against it"
-    parts = [f"### Retrieval against {against}", "", title(d), ""]
+    kind = "Answers" if d.measure in ANSWER_MEASURES else "Retrieval"
+    parts = [f"### {kind} against {against}", "", title(d), ""]
     parts.append(table(header, [[f"`{r[0]}`", *r[1:]] for r in rows]) if rows else
                  "No config has scores on both sides.")
     questions = question_lines(d, code="`")

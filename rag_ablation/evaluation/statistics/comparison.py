@@ -81,12 +81,18 @@ def measures_of(rows: Sequence[Row]) -> dict[str, str]:
 RR_COLUMN = "rr_at_10"
 """The continuous per-question measure compared with a sign-flip test."""
 
-RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES}.items()}
+ANSWER_MEASURES: dict[str, str] = {"contains_reference": "contains_reference", "token_f1": "token_f1"}
+"""The per-question answer measures (``metrics/scores/answers.csv``, one row per answered question
+and config), each the mean of its own column: ``contains_reference`` 0/1, ``token_f1`` continuous.
+``rag-ablation diff --measure`` compares them across revisions; the stats stage does not."""
+
+RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES, **ANSWER_MEASURES}.items()}
 """Per-question column -> the measure it averages to (``hit_at_5`` -> ``recall_at_5``,
 ``rr_at_10`` -> ``mrr_at_10``, ``ndcg_at_10`` -> ``ndcg_at_10``)."""
 
 LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10",
-          "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100"}
+          "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100", "contains_reference": "contains the reference",
+          "token_f1": "token F1"}
 """How a measure is named on a chart, in the report and by the gate."""
 
 
@@ -98,7 +104,8 @@ def measure_label(measure: str) -> str:
 
 SIGN = "sign"
 SIGN_FLIP = "sign-flip"
-TESTS = {**dict.fromkeys(BINARY_MEASURES, SIGN), **dict.fromkeys(CONTINUOUS_MEASURES, SIGN_FLIP)}
+TESTS = {**dict.fromkeys(BINARY_MEASURES, SIGN), **dict.fromkeys(CONTINUOUS_MEASURES, SIGN_FLIP),
+         "contains_reference": SIGN, "token_f1": SIGN_FLIP}
 """Per-question column -> its paired test: the exact sign test for a 0/1 column, the paired
 sign-flip permutation test for a continuous one."""
 
@@ -128,8 +135,9 @@ def measure_of_rows(measure: str, rows: Sequence[Row], *, default: str = DEFAULT
     it), checked: a column the answerable rows do not all hold is a UserError saying why (no
     graded qrels; a config keeping fewer than 100 chunks for recall@100) and what to choose."""
     column = resolve_measure(measure, graded_columns(rows), default=default)
-    if column not in PAIRED_MEASURES:
-        raise UserError(f"unknown measure {column!r}; expected one of {', '.join((AUTO_MEASURE, *PAIRED_MEASURES))}")
+    if column not in PAIRED_MEASURES and column not in ANSWER_MEASURES:
+        raise UserError(f"unknown measure {column!r}; expected one of "
+                        f"{', '.join((AUTO_MEASURE, *PAIRED_MEASURES, *ANSWER_MEASURES))}")
     missing = sorted({str(r["config"]) for r in answerable(rows) if r.get(column) is None})
     if missing:
         why = (f"set `retrieval.NAME.k` to at least {DEEP_RECALL_K} for it (e.g. `-S 'retrieval.NAME.k={DEEP_RECALL_K}'`)"
@@ -348,7 +356,10 @@ def _slice_change(name: str, base: Sequence[Row], new: Sequence[Row], measure: s
                        too_small=len(ids) < settings.min_slice, fixed_ids=fixed, broken_ids=broken)
 
 
-def _rr_change(p: Pairing, settings: StatsConfig, clusters: list[str] | None) -> RRChange:
+def _rr_change(p: Pairing, settings: StatsConfig, clusters: list[str] | None) -> RRChange | None:
+    """RR@10's change, or None for rows without RR@10 (answer rows)."""
+    if any(r.get(RR_COLUMN) is None for r in (*p.base, *p.new)):
+        return None
     before, after = column_values(p.base, RR_COLUMN), column_values(p.new, RR_COLUMN)
     change = measure_change(before, after, measure=RR_COLUMN, settings=settings, clusters=clusters)
     return RRChange(change.delta, change.p, change.p, 1, change.mde)
@@ -383,15 +394,17 @@ def with_holm(comparisons: Sequence[Comparison]) -> list[Comparison]:
     """The comparisons with Holm-adjusted p-values, the measure's tests and the RR sign-flip
     tests each adjusted as one family: the comparisons with at least one paired question
     (``family`` is their number). Comparisons without pairs are returned unchanged."""
-    tested = [i for i, c in enumerate(comparisons) if c.binary is not None and c.rr is not None]
+    tested = [i for i, c in enumerate(comparisons) if c.binary is not None]
+    with_rr = [i for i in tested if comparisons[i].rr is not None]  # all of them, except for answer rows
     m = len(tested)
     sign = stats.holm([comparisons[i].binary.p for i in tested])  # type: ignore[union-attr]
-    flip = stats.holm([comparisons[i].rr.p_sign_flip for i in tested])  # type: ignore[union-attr]
+    flip = dict(zip(with_rr, stats.holm([comparisons[i].rr.p_sign_flip for i in with_rr])))  # type: ignore[union-attr]
     out = list(comparisons)
-    for i, ps, pf in zip(tested, sign, flip):
+    for i, ps in zip(tested, sign):
         c = comparisons[i]
-        assert c.binary is not None and c.rr is not None  # `tested` holds only compared configs
-        out[i] = replace(c, binary=replace(c.binary, p_holm=ps, family=m), rr=replace(c.rr, p_holm=pf, family=m))
+        assert c.binary is not None  # `tested` holds only compared configs
+        rr = None if c.rr is None else replace(c.rr, p_holm=flip[i], family=len(with_rr))
+        out[i] = replace(c, binary=replace(c.binary, p_holm=ps, family=m), rr=rr)
     return out
 
 

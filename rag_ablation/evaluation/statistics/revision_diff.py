@@ -21,6 +21,7 @@ from rag_ablation.core.config import StatsConfig
 from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.scoring.scores import parse_scores, read_scores
 from rag_ablation.evaluation.statistics.comparison import (
+    ANSWER_MEASURES,
     Comparison,
     compare,
     measure_of_rows,
@@ -32,6 +33,14 @@ from rag_ablation.support.sides import WORKSPACE, Side
 
 SCORES = Path("metrics/scores/retrieval.csv")
 """Where the per-question retrieval scores live, in the workspace and in every commit."""
+ANSWER_SCORES = Path("metrics/scores/answers.csv")
+"""Where the per-question answer scores live (``comparison.ANSWER_MEASURES``)."""
+
+
+def scores_file(measure: str) -> Path:
+    """The scores file a measure is a column of: :data:`ANSWER_SCORES` for an answer measure,
+    else :data:`SCORES`."""
+    return ANSWER_SCORES if measure in ANSWER_MEASURES else SCORES
 
 NO_EXPERIMENT_SCORES_HINT = ("the experiment did not commit per-question scores: run it through the `score` stage "
                              "(`dvc exp run` reproduces the whole pipeline by default)")
@@ -43,22 +52,24 @@ NO_SCORES_HINT = ("that commit has no per-question scores; compare with a revisi
 # ------------------------------------------------------------------ scores at a revision
 
 
-def read_scores_at(rev: str, cwd: Path | None = None) -> tuple[str, str]:
-    """``(commit, text)`` of the per-question scores (:data:`SCORES`, relative to ``cwd``) as
-    committed at ``rev``; a revision without them is a UserError saying how to get them."""
-    return read_at(rev, SCORES, cwd, hint=NO_SCORES_HINT)
+def read_scores_at(rev: str, cwd: Path | None = None, path: Path = SCORES) -> tuple[str, str]:
+    """``(commit, text)`` of the per-question scores (``path``, :data:`SCORES` by default,
+    relative to ``cwd``) as committed at ``rev``; a revision without them is a UserError saying
+    how to get them."""
+    return read_at(rev, path, cwd, hint=NO_SCORES_HINT)
 
 
-def scores_of(side: Side, cwd: Path | None = None) -> list[dict]:
-    """The per-question scores of one side: the workspace's file, or the file committed at a
-    revision or in a DVC experiment (a side without them is a UserError saying how to get them)."""
+def scores_of(side: Side, cwd: Path | None = None, path: Path = SCORES) -> list[dict]:
+    """The per-question scores of one side (``path``: :data:`SCORES`, or :data:`ANSWER_SCORES`):
+    the workspace's file, or the file committed at a revision or in a DVC experiment (a side
+    without them is a UserError saying how to get them)."""
     if side.commit is None:
-        return read_scores((cwd or Path(".")) / SCORES)
+        return read_scores((cwd or Path(".")) / path)
     if side.kind == "experiment":
-        _, text = read_at(side.commit, SCORES, cwd, hint=NO_EXPERIMENT_SCORES_HINT, what=f"experiment {side.name!r}")
+        _, text = read_at(side.commit, path, cwd, hint=NO_EXPERIMENT_SCORES_HINT, what=f"experiment {side.name!r}")
     else:
-        _, text = read_scores_at(side.name, cwd)
-    return parse_scores(text, where=f"{SCORES.as_posix()} at {side.label}")
+        _, text = read_scores_at(side.name, cwd, path)
+    return parse_scores(text, where=f"{path.as_posix()} at {side.label}")
 
 
 # --------------------------------------------------------------------------- the diff
@@ -96,9 +107,9 @@ def diff_rows(old_rows: Iterable[Mapping], new_rows: Iterable[Mapping], *, rev: 
               settings: StatsConfig, params_order: Sequence[str] = (), selected: Sequence[str] = (),
               new_side: str = WORKSPACE, new_commit: str | None = None) -> RevisionDiff:
     """Compare every config with rows on both sides (or only the ``selected`` ones) on
-    ``measure`` (a column of ``PAIRED_MEASURES``, or ``auto``: nDCG@10 when every compared row
-    holds it, else hit@5; ``comparison.measure_of_rows``, whose UserError names a column the
-    rows lack). The diff's ``measure`` is the column used.
+    ``measure`` (a column of ``PAIRED_MEASURES`` or, on answer rows, of ``ANSWER_MEASURES``; or
+    ``auto``: nDCG@10 when every compared row holds it, else hit@5;
+    ``comparison.measure_of_rows``, whose UserError names a column the rows lack). The diff's ``measure`` is the column used.
 
     A selected name with rows on neither side and not in ``params_order`` is a UserError listing
     the names there are; one in ``params_order`` is reported as unavailable.
