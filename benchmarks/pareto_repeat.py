@@ -13,16 +13,15 @@ How: the front is computed as each reader computes it, from the files a run leav
 - ``sweep-report --revs workspace`` (every scored config of the workspace a candidate; with the
   example's split, ranked on the dev questions): the ``pareto`` flags of ``metrics/sweep.json``,
   written to a temp folder.
-Run 0 is the committed state at ``--rev`` (its files read with ``git show``; the report front
-only: sweep-report reads the committed scores the same way, so it is computed on the workspace
-side of each later run), then the workspace as it is, then ``--rounds`` more runs, each forcing
+The runs: the committed state at each ``--rev`` (the report's inputs read with ``git show``,
+sweep-report given ``--revs REV``), then the workspace as it is, then ``--rounds`` more runs, each forcing
 every ``retrieve@CONFIG`` stage again (``dvc repro -f -s``: new latencies, the same rankings, so
 nothing downstream reruns). Every run's P95 per config is printed, with each front.
 
 It changes the workspace's latency files and dvc.lock entries of the retrieve stages (a real
 rerun; commit them or `git checkout` them after).
 
-Usage:  .venv/bin/python benchmarks/pareto_repeat.py [--rounds 1] [--rev HEAD]
+Usage:  .venv/bin/python benchmarks/pareto_repeat.py [--rounds 1] [--rev HEAD [REV ...]]
 """
 from __future__ import annotations
 
@@ -51,18 +50,23 @@ def report_front(stats: dict, p95: dict[str, float | None], measure: str) -> dic
     return dict(zip(have, front))
 
 
+def sweep_front(side: str) -> dict[str, bool]:
+    """Config -> on ``sweep-report --revs SIDE``'s front (every scored config of that side)."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([str(BIN / "rag-ablation"), "sweep-report", "--revs", side, "--out", out],
+                       cwd=REPO, check=True, capture_output=True, text=True)
+        sweep = json.loads((Path(out) / "sweep.json").read_text())
+    return {name.split("@")[0]: bool(r["pareto"]) for name, r in sweep["ranking"].items()}
+
+
 def workspace_state(measure: str, configs: list[str]) -> tuple[dict[str, float | None], dict[str, bool], dict[str, bool]]:
     stats = json.loads((REPO / "metrics" / "stats.json").read_text())
     p95 = {c: retrieval_p95(REPO / "metrics" / "latency", c) for c in configs}
-    with tempfile.TemporaryDirectory() as out:
-        subprocess.run([str(BIN / "rag-ablation"), "sweep-report", "--revs", "workspace", "--out", out],
-                       cwd=REPO, check=True, capture_output=True, text=True)
-        sweep = json.loads((Path(out) / "sweep.json").read_text())
-    sweep_front = {name.split("@")[0]: bool(r["pareto"]) for name, r in sweep["ranking"].items()}
-    return p95, report_front(stats, p95, measure), sweep_front
+    return p95, report_front(stats, p95, measure), sweep_front("workspace")
 
 
-def committed_state(rev: str, measure: str, configs: list[str]) -> tuple[dict[str, float | None], dict[str, bool]]:
+def committed_state(rev: str, measure: str, configs: list[str]) -> tuple[dict[str, float | None], dict[str, bool],
+                                                                        dict[str, bool]]:
     def show(path: str) -> str | None:
         res = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=REPO, capture_output=True, text=True)
         return res.stdout if res.returncode == 0 else None
@@ -72,7 +76,7 @@ def committed_state(rev: str, measure: str, configs: list[str]) -> tuple[dict[st
     for c in configs:
         text = show(f"metrics/latency/{c}.json")
         p95[c] = None if text is None else retrieval_p95_in(text)
-    return p95, report_front(stats, p95, measure)
+    return p95, report_front(stats, p95, measure), sweep_front(rev)
 
 
 def on_front(front: dict[str, bool]) -> list[str]:
@@ -82,15 +86,15 @@ def on_front(front: dict[str, bool]) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=1, help="forced reruns of every retrieve stage after the first (1)")
-    ap.add_argument("--rev", default="HEAD", help="the committed run to compare with (HEAD)")
+    ap.add_argument("--rev", nargs="+", default=["HEAD"], help="the committed runs to compare with (HEAD)")
     args = ap.parse_args()
     os.chdir(REPO)
     params = load_config()
     measure = measure_of_rows(params.stats.measure, read_scores(REPO / "metrics" / "scores" / "retrieval.csv"))
     configs = list(params.retrieval)
-    runs: list[tuple[str, dict, dict, dict | None]] = []
-    p95, front = committed_state(args.rev, measure, configs)
-    runs.append((f"committed ({args.rev})", p95, front, None))
+    runs: list[tuple[str, dict, dict, dict]] = []
+    for rev in args.rev:
+        runs.append((f"committed ({rev})", *committed_state(rev, measure, configs)))
     runs.append(("workspace", *workspace_state(measure, configs)))
     for i in range(args.rounds):
         subprocess.run([str(BIN / "dvc"), "repro", "-f", "-s", *(f"retrieve@{c}" for c in configs)], cwd=REPO,
@@ -104,10 +108,9 @@ def main() -> None:
     print()
     for label, _, front, sweep in runs:
         print(f"{label}: report front {on_front(front)}")
-        if sweep is not None:
-            print(f"{label}: sweep-report front {on_front(sweep)}")
+        print(f"{label}: sweep-report front {on_front(sweep)}")
     reports = {tuple(on_front(f)) for _, _, f, _ in runs}
-    sweeps = {tuple(on_front(s)) for _, _, _, s in runs if s is not None}
+    sweeps = {tuple(on_front(s)) for _, _, _, s in runs}
     print(f"\nreport front the same in every run: {len(reports) == 1}; "
           f"sweep-report front the same in every run: {len(sweeps) == 1}")
 

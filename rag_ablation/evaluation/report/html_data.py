@@ -65,7 +65,7 @@ from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
 from rag_ablation.evaluation.statistics.comparison import (GRADED_MEASURES, MEASURES, RECALL_OF, TESTS, is_binary,
                                                           measure_label)
-from rag_ablation.evaluation.statistics.sweep import (COST_TOLERANCE, beats, candidate_matrix, letters, pairwise_p,
+from rag_ablation.evaluation.statistics.sweep import (COST_FLOOR_MS, COST_TOLERANCE, beats, candidate_matrix, letters, pairwise_p,
                                                       pairwise_wins, pareto_front)
 from rag_ablation.support.latency_rule import WARM_RULE
 
@@ -279,7 +279,8 @@ def forest_rows(configs: Sequence[Json]) -> list[Json]:
 
 def cost_points(configs: Sequence[Json], measure: str) -> list[Json]:
     """Recall of ``measure`` against P95 retrieval latency per available config, ``front`` True
-    on the Pareto front (``sweep.pareto_front``: latencies within ``COST_TOLERANCE`` count as the
+    on the Pareto front (``sweep.pareto_front``: latencies within ``COST_TOLERANCE`` or
+    ``COST_FLOOR_MS`` count as the
     same cost); a config without a latency timed by the shared rule (``metrics_view.retrieval_p95``)
     is left out of the chart (:func:`cost_missing` names it)."""
     recall = RECALL_OF[measure]
@@ -566,7 +567,8 @@ def page_data(inputs: Inputs, params: Params) -> Json:
                  "n_questions": len(inputs.questions), "n_answerable": sum(q.answerable for q in inputs.questions),
                  "n_baseline": base.get("n") if base else None, "alpha": round(1 - settings.confidence, 10),
                  "judges": list(params.judge.judges), "dataset": params.dataset,
-                 "latency_rule": WARM_RULE, "cost_tolerance": COST_TOLERANCE},
+                 "latency_rule": WARM_RULE, "cost_tolerance": COST_TOLERANCE,
+                 "cost_floor_ms": COST_FLOOR_MS},
         "configs": configs,
         "forest": forest_rows(configs),
         "cost": cost_points(configs, settings.measure),

@@ -14,7 +14,7 @@ from rag_ablation.evaluation.report.formatting import interval, num, p_value, sh
 from rag_ablation.evaluation.report.plot_data import measure_label, test_name
 from rag_ablation.evaluation.statistics.comparison import is_binary, rounded, rounded_p
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, METRICS_INTERVAL, Interval, interval_dict
-from rag_ablation.evaluation.statistics.sweep import COST_TOLERANCE, SweepSummary, letters, procedure
+from rag_ablation.evaluation.statistics.sweep import COST_FLOOR_MS, COST_TOLERANCE, SweepSummary, letters, procedure
 from rag_ablation.support.latency_rule import WARM_RULE
 
 
@@ -212,8 +212,8 @@ def format_markdown(s: SweepSummary, sides: Mapping[str, Mapping[str, Any]] | No
     if any(x is not None for x in s.p95_ms):
         parts.append(f"{label} against the P95 retrieval latency per query (`metrics/latency/CONFIG.json`, "
                      f"`total.p95_ms`, measured on the machine and run that scored it: {WARM_RULE}). On the Pareto "
-                     f"front (nothing is both as good and as fast; latencies within {COST_TOLERANCE:.0%} of each "
-                     "other count as the same cost): "
+                     f"front (nothing is both as good and as fast; latencies within {COST_TOLERANCE:.0%} or "
+                     f"{COST_FLOOR_MS:g} ms of each other count as the same cost): "
                      f"{', '.join(f'`{s.names[k]}`' for k in front) or 'none'}.")
     else:
         parts.append("No candidate has a latency timed with every config alike (`\"timing\": \"warm\"` in "

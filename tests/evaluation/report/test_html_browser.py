@@ -194,6 +194,8 @@ def test_a_continuous_measure_is_named_with_its_test_in_every_note(tmp_path):
             "document.getElementById('configs-note').textContent")
         assert "(recall@10; the verdicts use MRR@10, which is not 0/1)" in browser.evaluate(
             "document.getElementById('grid-note').textContent")
+        assert "latencies within 25% or 5 ms of each other count as the same cost" in browser.evaluate(
+            "document.getElementById('cost-note').textContent")
         sweep = browser.evaluate("document.querySelector('#sweep-panel p').textContent")
         assert "Measure: recall@5; pairs compared with the exact sign test" in sweep, sweep
         assert browser.evaluate("Array.from(document.querySelectorAll('#sweep-panel th'))"

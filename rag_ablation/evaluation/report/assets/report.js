@@ -144,8 +144,8 @@ byId("forest-note").textContent = "Each config against " + M.baseline + " on the
 // ---------------------------------------------------------------- cost
 (function () {
   var note = "Retrieval latency: " + M.latency_rule + ". On the Pareto front: no other config is at least as " +
-    "good and at least as fast; latencies within " + Math.round(100 * M.cost_tolerance) + "% of each other " +
-    "count as the same cost (timing noise). Names that would overlap are left out: hover a point for its name.";
+    "good and at least as fast; latencies within " + Math.round(100 * M.cost_tolerance) + "% or " +
+    M.cost_floor_ms + " ms of each other count as the same cost (timing noise). Names that would overlap are left out: hover a point for its name.";
   if (D.cost_missing.length) {
     note += " Not on the chart (no latency timed by this rule; rerun their retrieve stage): " +
       D.cost_missing.join(", ") + ".";
