@@ -77,10 +77,12 @@ def write_beir(folder: Path, *, n: int, queries: int, seed: int = 0) -> None:
 
 
 def sh(cmd: str, cwd: Path, env: dict[str, str]) -> str:
-    res = subprocess.run(["bash", "-c", "set -euo pipefail\n" + cmd], cwd=cwd, env=env, capture_output=True, text=True)
+    """Run ``cmd`` with bash; its stdout and stderr as one stream, in the order written."""
+    res = subprocess.run(["bash", "-c", "set -euo pipefail\n" + cmd], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
     if res.returncode != 0:
-        raise SystemExit(f"{cmd} failed in {cwd}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
-    return res.stdout + res.stderr
+        raise SystemExit(f"{cmd} failed in {cwd}:\n{res.stdout[-6000:]}")
+    return res.stdout
 
 
 def clone_with_import(tmp: Path, beir: Path, tag: str) -> tuple[Path, dict[str, str], str]:
@@ -113,9 +115,11 @@ def embedded_per_stage(out: str) -> dict[str, str]:
 
 
 def timed_run(repo: Path, env: dict[str, str], command: str) -> dict:
-    start = time.perf_counter()
+    """Run ``command`` in ``repo`` and time it; print the stages' own costs (``rag-ablation costs``)."""
+    since, start = int(time.time()), time.perf_counter()
     out = sh(command, repo, env)
     seconds = time.perf_counter() - start
+    print(sh(f"rag-ablation costs --since {since}", repo, env))
     retrieval = json.loads((repo / "metrics" / "retrieval.json").read_text())
     searched = {name: {k: entry.get(k) for k in ("ndcg_at_10", "recall_at_100")}
                 for name, entry in sorted(retrieval.items()) if entry.get("available")}
