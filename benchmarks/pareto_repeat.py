@@ -7,9 +7,9 @@ config's own query embedding, each step the shorter of two runs;
 so timing noise does not move a config on or off the front.
 
 How: the front is computed as each reader computes it, from the files a run leaves:
-- the report (``report_html``, ``html_data.cost_points``): recall of ``stats.measure`` per
-  available config in ``metrics/stats.json`` (all questions) against ``retrieval_p95`` of
-  ``metrics/latency/CONFIG.json``, through ``sweep.pareto_front``;
+- the report (``report_html``, through its own ``html_data.cost_points``): recall of
+  ``stats.measure`` per available config in ``metrics/stats.json`` (all questions) against
+  ``retrieval_p95`` of ``metrics/latency/CONFIG.json``;
 - ``sweep-report --revs workspace`` (every scored config of the workspace a candidate; with the
   example's split, ranked on the dev questions): the ``pareto`` flags of ``metrics/sweep.json``,
   written to a temp folder.
@@ -33,21 +33,22 @@ import tempfile
 from pathlib import Path
 
 from rag_ablation.core.config import load_config
+from rag_ablation.evaluation.report.html_data import cost_points
 from rag_ablation.evaluation.report.metrics_view import retrieval_p95, retrieval_p95_in
 from rag_ablation.evaluation.scoring.scores import read_scores
 from rag_ablation.evaluation.statistics.comparison import RECALL_OF, measure_of_rows
-from rag_ablation.evaluation.statistics.sweep import pareto_front
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = REPO / ".venv" / "bin"
 
 
 def report_front(stats: dict, p95: dict[str, float | None], measure: str) -> dict[str, bool]:
-    """Config -> on the report's front, for the available configs with a latency."""
+    """Config -> on the report's front, through the page's own ``html_data.cost_points`` (the
+    available configs with a latency)."""
     recall = RECALL_OF[measure]
-    have = [c for c, m in stats.items() if m.get("available") and m.get(recall) and p95.get(c) is not None]
-    front = pareto_front([stats[c][recall]["value"] for c in have], [p95[c] for c in have])
-    return dict(zip(have, front))
+    configs = [{"name": c, "available": m.get("available"), "p95_ms": p95.get(c), "measures": {recall: m.get(recall)}}
+               for c, m in stats.items()]
+    return {p["config"]: p["front"] for p in cost_points(configs, measure)}
 
 
 def sweep_front(side: str) -> dict[str, bool]:

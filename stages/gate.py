@@ -27,7 +27,7 @@ from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.evaluation.gate.baseline import read_baseline
 from rag_ablation.evaluation.gate.formats import INCOMPARABLE_METRICS, format_text, to_metrics
-from rag_ablation.evaluation.gate.rules import Incomparable, run_gate
+from rag_ablation.evaluation.gate.rules import Incomparable, require_searched, run_gate
 from rag_ablation.evaluation.scoring.scores import read_scores
 from rag_ablation.core.io import write_json
 
@@ -41,12 +41,8 @@ def main() -> None:
     params = load_config()
     new = read_scores(args.scores)
     base = read_baseline(args.baseline)
-    left_out = [reason for name in params.gate.configs if (reason := params.left_out(name)) is not None]
-    if left_out:  # a gated config this run does not search: nothing to gate it on
-        write_json(args.out, INCOMPARABLE_METRICS)
-        print(f"gate: not compared: {'; '.join(left_out)}", file=sys.stderr)
-        return
     try:
+        require_searched(params.gate.configs, params)
         result = run_gate(base, new, rules=params.gate, settings=params.stats, against=args.baseline.as_posix(),
                           dataset=params.dataset)
     except Incomparable as e:

@@ -940,16 +940,19 @@ class GateConfig:
         defaults = field_defaults(cls)
         defaults["configs"] = tuple(c for c in answered if c in selected) or selected[:1]
         v = read_block(spec, "gate", {
-            "configs": _gated_configs(retrieval), "measure": one_of(*MEASURE_CHOICES), "k": _gate_k, "floor": _floor,
+            "configs": _config_names(retrieval, "a non-empty list of retrieval config names"),
+            "measure": one_of(*MEASURE_CHOICES), "k": _gate_k, "floor": _floor,
             "max_newly_failing": non_negative_int, "non_inferiority_margin": unit_number,
             "min_questions": positive_int}, defaults=defaults)
         return cls(**v)
 
 
-def _gated_configs(retrieval: Any) -> Check:
+def _config_names(retrieval: Any, expected: str) -> Check:
+    """A check of a non-empty list of names of ``retrieval``, each once (``expected`` says what
+    else was expected when the value is not such a list)."""
     def check(v: Any, where: str) -> tuple[str, ...]:
         if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
-            raise _fail(where, "a non-empty list of retrieval config names", v)
+            raise _fail(where, expected, v)
         unknown = [c for c in v if c not in retrieval]
         if unknown:
             raise ConfigError(f"{where}: {', '.join(map(repr, unknown))} not a retrieval config; "
@@ -992,16 +995,9 @@ def run_configs_of(spec: Any, retrieval: Mapping[str, Any]) -> tuple[str, ...]:
     named configs search."""
     if spec is None or spec == RUN_ALL:
         return tuple(retrieval)
-    where = "run_configs"
-    if not isinstance(spec, list) or not spec or not all(isinstance(x, str) for x in spec):
-        raise _fail(where, f"{RUN_ALL} or a non-empty list of retrieval config names such as [dense, bm25, hybrid]", spec)
-    unknown = [c for c in spec if c not in retrieval]
-    if unknown:
-        raise ConfigError(f"{where}: {', '.join(map(repr, unknown))} not a retrieval config; "
-                          f"expected some of: {', '.join(retrieval)} (or {RUN_ALL})")
-    if len(set(spec)) != len(spec):
-        raise _fail(where, "each config once", spec)
-    return tuple(c for c in retrieval if c in spec)
+    names = _config_names(retrieval, f"{RUN_ALL} or a non-empty list of retrieval config names such as "
+                                     "[dense, bm25, hybrid]")(spec, "run_configs")
+    return tuple(c for c in retrieval if c in names)
 
 
 def _check_selected(names: tuple[str, ...], selected: tuple[str, ...], where: str) -> None:

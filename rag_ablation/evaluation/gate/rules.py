@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_ablation.core.config import GateConfig, StatsConfig
+from rag_ablation.core.config import GateConfig, Params, StatsConfig
 from rag_ablation.core.errors import InvalidData, UserError
 from rag_ablation.evaluation.report.formatting import signed
 from rag_ablation.evaluation.statistics import inference as stats
@@ -291,6 +291,14 @@ def check_same_question_set(base_rows: Sequence[Row], new_rows: Sequence[Row], *
                 f"none of its {len(new_ids)} questions (it was accepted on another question set)")
         raise NoBaseline(f"no accepted baseline for {what}: {against} holds {held}; review the scores, then accept "
                          f"them with `rag-ablation check --accept` and commit {against}")
+
+
+def require_searched(names: Sequence[str], params: Params) -> None:
+    """Raise :class:`Incomparable` when a gated config is left out of ``run_configs`` (it has no
+    ranking in this run, so nothing to gate), naming each with the reason."""
+    reasons = [reason for name in names if (reason := params.left_out(name)) is not None]
+    if reasons:
+        raise Incomparable("; ".join(reasons))
 
 
 def run_gate(base_rows: Iterable[Row], new_rows: Iterable[Row], *, rules: GateConfig, settings: StatsConfig,
