@@ -5,6 +5,7 @@ Rows have exactly the columns and types of ``rag_ablation.evaluation.scoring.sco
 """
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -57,3 +58,16 @@ def write_retrieval(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 
 def write_answers(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     write_scores(path, rows, ANSWER_FIELDS)
+
+
+def write_verdicts(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """A metrics/scores/verdicts.csv with ``rows`` (config, id, llm_score, combined_score), the
+    columns judge_eval writes around them left empty."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["config", "id", "slice", "answer_sha256", "hand", "llm", "llm_score",
+                                          "combined", "combined_score"], lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({"slice": "main", "answer_sha256": "x", "hand": "", "llm": "1", "combined": "", **r})
+

@@ -9,7 +9,8 @@ relative to the current directory, read with git and no shell; the workspace's f
 itself (``comparison.compare``) on the measure ``--measure`` (default ``stats.measure`` of
 params.yaml; ``auto``: nDCG@10 on a data set with graded qrels, else hit@5; or an answer measure,
 ``contains_reference`` or ``token_f1``, read from ``metrics/scores/answers.csv`` at each side
-instead, for the answered configs, with no RR@10 column): fixed and broken
+instead, for the answered configs, with no RR@10 column; or a judge's score, ``llm_score`` or
+``combined_score``, from ``metrics/scores/verdicts.csv`` joined to those rows): fixed and broken
 counts with the exact sign test for a 0/1 measure, better / worse by more than ``stats.margin``
 with the paired sign-flip test for a continuous one (MRR@10, nDCG@10, recall@100), the change
 with a paired bootstrap interval, RR@10's change with its sign-flip test, Holm's adjustment over
@@ -33,7 +34,7 @@ from rag_ablation.core.config import MEASURE_CHOICES, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.report.diff_text import format_markdown, format_text
 from rag_ablation.evaluation.statistics.comparison import ANSWER_MEASURES
-from rag_ablation.evaluation.statistics.revision_diff import diff_rows, scores_file, scores_of
+from rag_ablation.evaluation.statistics.revision_diff import diff_rows, measure_rows
 from rag_ablation.support.sides import WORKSPACE, resolve_side
 
 PARAMS = Path("params.yaml")
@@ -49,7 +50,8 @@ def build_parser(prog: str = "rag-ablation diff") -> argparse.ArgumentParser:
                     help="per-question measure the verdict uses: a 0/1 hit_at_k (sign test) or a continuous "
                     "rr_at_10, ndcg_at_10, recall_at_100 (sign-flip test); auto: ndcg_at_10 on graded qrels, "
                     "else hit_at_5 (default: stats.measure); or an answer measure of the answered configs "
-                    "(metrics/scores/answers.csv): contains_reference (0/1) or token_f1 (continuous)")
+                    "(metrics/scores/answers.csv): contains_reference (0/1) or token_f1 (continuous), or a "
+                    "judge's score (metrics/scores/verdicts.csv, continuous): llm_score, combined_score")
     ap.add_argument("--config", action="append", default=[], metavar="NAME",
                     help="compare only this config (repeatable)")
     ap.add_argument("--md", action="store_true", help="print Markdown for a pull request")
@@ -70,8 +72,7 @@ def run(args: argparse.Namespace) -> None:
     if base.commit is None:
         raise UserError("A is the workspace: name a revision or experiment as A (B is the workspace by default)")
     measure = args.measure or settings.measure
-    path = scores_file(measure)
-    d = diff_rows(scores_of(base, path=path), scores_of(side, path=path), rev=base.label, commit=base.commit,
+    d = diff_rows(measure_rows(base, measure), measure_rows(side, measure), rev=base.label, commit=base.commit,
                   measure=measure, settings=settings, params_order=order,
                   selected=args.config, new_side=side.label, new_commit=side.commit)
     sys.stdout.write(format_markdown(d) if args.md else format_text(d))

@@ -4,7 +4,8 @@ The candidates are every (side, config) pair: each side is a DVC experiment (``-
 or ``--all-exps`` for every experiment of the current commit, as ``dvc exp list`` shows them),
 or a git revision or ``workspace`` (``--revs``); the configs are every config scored on that side
 (or the ``--config`` ones). Each candidate's per-question scores are read as committed on its
-side (``metrics/scores/retrieval.csv``): nothing is searched again.
+side (``metrics/scores/retrieval.csv``; for an answer measure or a judge's score, the answered
+configs' ``metrics/scores/answers.csv`` and ``verdicts.csv``): nothing is searched again.
 
 What the sides ran on is read from each side, never from the workspace (unless it is a side):
 its data set and ``split`` from its own params.yaml, its dev/test assignment from its own
@@ -37,14 +38,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_ablation.core.config import MEASURE_CHOICES, StatsConfig, load_config
+from rag_ablation.core.config import AUTO_MEASURE, MEASURE_CHOICES, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
 from rag_ablation.data.split import merge_splits
 from rag_ablation.evaluation.report.metrics_view import latency_in, retrieval_p95_in
 from rag_ablation.evaluation.report.sweep import cost_rows, format_markdown, summary_json
-from rag_ablation.evaluation.statistics.comparison import rows_by_config
-from rag_ablation.evaluation.statistics.revision_diff import config_order, scores_of
+from rag_ablation.evaluation.statistics.comparison import ANSWER_MEASURES, rows_by_config
+from rag_ablation.evaluation.statistics.revision_diff import config_order, measure_rows
 from rag_ablation.evaluation.statistics.sweep import summarise
 from rag_ablation.support.sides import (
     PARAMS, SPLIT_DIR, Side, SideQuestions, head_experiments, params_at, questions_of, read_side_file, resolve_side, split_at,
@@ -63,10 +64,11 @@ def build_parser(prog: str = "rag-ablation sweep-report") -> argparse.ArgumentPa
                     help="git revisions (branch, tag, commit) or `workspace`")
     ap.add_argument("--config", action="append", default=[], metavar="NAME",
                     help="only this config on every side (repeatable; default: every scored config)")
-    ap.add_argument("--measure", choices=MEASURE_CHOICES, default=None,
+    ap.add_argument("--measure", choices=(*MEASURE_CHOICES, *ANSWER_MEASURES), default=None,
                     help="the per-question measure to rank on: a 0/1 hit_at_k (sign tests) or a continuous "
                     "rr_at_10, ndcg_at_10, recall_at_100 (sign-flip tests); auto: ndcg_at_10 on graded qrels, "
-                    "else hit_at_5 (default: stats.measure of params.yaml)")
+                    "else hit_at_5 (default: stats.measure of params.yaml); or, over the answered configs, "
+                    "contains_reference, token_f1 or a judge's score: llm_score, combined_score")
     ap.add_argument("--baseline", default=None, metavar="CONFIG@SIDE",
                     help="the candidate changes are measured against (default: stats.baseline on the first "
                     "side named; with --all-exps alone, on the experiment DVC ran first)")
@@ -137,12 +139,14 @@ def side_params(sides: Sequence[Side]) -> dict[str, dict[str, Any]]:
     return {name: {k: v.get(k) for k in varying} for name, v in values.items()}
 
 
-def candidates_of(sides: Sequence[Side], selected: Sequence[str], order: Sequence[str]) -> tuple[dict, dict]:
-    """``CONFIG@SIDE -> rows`` for every side and config, and ``CONFIG@SIDE -> (side, config)``."""
+def candidates_of(sides: Sequence[Side], selected: Sequence[str], order: Sequence[str],
+                  measure: str = AUTO_MEASURE) -> tuple[dict, dict]:
+    """``CONFIG@SIDE -> rows`` (the rows holding ``measure``: ``revision_diff.measure_rows``) for
+    every side and config, and ``CONFIG@SIDE -> (side, config)``."""
     candidates: dict[str, list] = {}
     where: dict[str, tuple[Side, str]] = {}
     for side in sides:
-        by_config = rows_by_config(scores_of(side), where=f"scores at {side.label}")
+        by_config = rows_by_config(measure_rows(side, measure), where=f"scores at {side.label}")
         missing = [c for c in selected if c not in by_config]
         if missing:
             raise UserError(f"config(s) {', '.join(map(repr, missing))} not scored at {side.label}; scored configs "
@@ -245,12 +249,13 @@ def run(args: argparse.Namespace) -> None:
     sides = sides_of(args)
     if not sides:
         raise UserError("no sides: name the candidates with --exps NAME ..., --all-exps or --revs REV ...")
-    candidates, where = candidates_of(sides, args.config, order)
+    measure = args.measure or settings.measure
+    candidates, where = candidates_of(sides, args.config, order, measure)
     dataset, found = dataset_of(sides)
     split = split_of(args, sides, found, dataset)
     baseline, baseline_note = baseline_of(args, sides, settings)
     latency = {name: p95_of(side, config) for name, (side, config) in where.items()}
-    summary = summarise(candidates, measure=args.measure or settings.measure, baseline=baseline, settings=settings,
+    summary = summarise(candidates, measure=measure, baseline=baseline, settings=settings,
                         split=split, p95_ms=latency,
                         answer_s={name: answer_seconds_of(side, config) for name, (side, config) in where.items()})
     legend = side_params(sides)

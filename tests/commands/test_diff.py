@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from diff_rows import new_rows, old_rows
-from score_rows import write_retrieval
+from score_rows import write_retrieval, write_verdicts
 
 from conftest import FIXTURES
 
@@ -129,3 +129,60 @@ def test_answer_measures_are_compared_from_the_answer_scores(tmp_path):
     assert "| config | n | fixed | broken | Δ contains the reference |" in res.stdout
     # 6 fixed, 0 broken: exact sign test p = 2 x 0.5^6 = 0.03125
     assert "| `dense` | 12 | 6 | 0 | +0.500 | +0.250 to +0.750 | 0.031 | 0.031 |" in res.stdout, res.stdout
+
+
+@pytest.fixture()
+def judged(tmp_path):
+    """Tag ``base``: 12 answers of dense with the LLM judge's P(correct) 0.3 and the combined
+    judge's 0.2; the workspace: P(correct) 0.9 on q0-q5 (0.3 on the rest), combined 0.2 + 0.05."""
+    from score_rows import answer_row, write_answers
+
+    d = tmp_path / "repo"
+    d.mkdir()
+    git(d, "init", "-q", "-b", "main")
+    answers = [answer_row("dense", f"q{i}", 0) for i in range(12)]
+    write_answers(d / "metrics" / "scores" / "answers.csv", answers)
+    verdicts = d / "metrics" / "scores" / "verdicts.csv"
+    write_verdicts(verdicts, [{"config": "dense", "id": f"q{i}", "llm_score": "0.3", "combined_score": "0.2"}
+                              for i in range(12)])
+    git(d, "add", "metrics")
+    git(d, "commit", "-q", "-m", "old verdicts")
+    git(d, "tag", "base")
+    write_verdicts(verdicts, [{"config": "dense", "id": f"q{i}", "llm_score": "0.9" if i < 6 else "0.3",
+                               "combined_score": "0.25"} for i in range(12)])
+    shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
+    return d
+
+
+def test_a_judge_score_is_a_measure_read_from_the_verdicts(judged):
+    """`--measure llm_score` / `combined_score` pair the answers by question with that column of
+    metrics/scores/verdicts.csv joined in: continuous, sign-flip test, better / worse by more
+    than stats.margin (0.01)."""
+    res = run_diff(judged, "base", "--measure", "llm_score")
+    assert res.returncode == 0, res.stderr
+    row = next(line for line in res.stdout.splitlines() if line.startswith("dense "))
+    # 6 of 12 better by 0.6, 6 unchanged: mean change 6 x 0.6 / 12 = +0.300
+    assert row.split()[1:5] == ["12", "6", "0", "+0.300"], row
+    assert "LLM judge P(correct) (llm_score);" in res.stdout
+    res = run_diff(judged, "base", "--measure", "combined_score", "--md")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("### Answers against `base`")
+    # every answer up by 0.05 (> the margin): 12 better, none worse; sign-flip p = 2 / 2^12, floored at
+    # (0 + 1) / (resamples + 1) by the permutation test's Monte Carlo p
+    assert "| `dense` | 12 | 12 | 0 | +0.050 |" in res.stdout, res.stdout
+
+
+@pytest.mark.bad_input
+def test_an_empty_or_bad_judge_score_is_one_line_and_exit_2(judged):
+    verdicts = judged / "metrics" / "scores" / "verdicts.csv"
+    write_verdicts(verdicts, [{"config": "dense", "id": f"q{i}", "llm_score": "", "combined_score": "1.5" if i == 3
+                               else "0.2"} for i in range(12)])
+    res = run_diff(judged, "base", "--measure", "llm_score")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert ("measure 'llm_score' is empty for config(s) dense: the judge gave no score there: a backend that returns "
+            "no probabilities") in res.stderr
+    assert "choose another measure (--measure or stats.measure): contains_reference, token_f1, combined_score" in res.stderr
+    res = run_diff(judged, "base", "--measure", "combined_score")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "metrics/scores/verdicts.csv at workspace line 5: combined_score is '1.5', expected a number from 0 to 1" \
+        in res.stderr

@@ -273,3 +273,35 @@ def test_sides_of_different_data_sets_are_one_line_naming_them(copy, tmp_path):
     assert ("the sides ran on different data sets: handbook at s1, s2; squad at s4; covidqa at workspace; a sweep "
             "ranks the questions of one data set" in res.stderr)
     assert written(tmp_path / "out") == []
+
+
+def test_a_judge_score_ranks_the_answered_configs(tmp_path):
+    """`--measure combined_score` ranks each side's answered configs on the combined judge's score
+    (metrics/scores/verdicts.csv joined to answers.csv): a continuous measure, sign-flip tests."""
+    from score_rows import answer_row, write_answers, write_verdicts
+
+    d = tmp_path / "repo"
+    d.mkdir()
+    git(d, "init", "-q", "-b", "main")
+    params = {**yaml.safe_load((FIXTURES / "params.yaml").read_text()), "split": "none"}
+    ids = [f"q{i}" for i in range(20)]
+    for tag, scores in (("a", {"dense": 0.4, "hybrid_heading": 0.5}), ("b", {"dense": 0.4, "hybrid_heading": 0.8})):
+        write_answers(d / "metrics" / "scores" / "answers.csv",
+                      [answer_row(config, i, 0) for config in scores for i in ids])
+        write_verdicts(d / "metrics" / "scores" / "verdicts.csv",
+                       [{"config": config, "id": i, "llm_score": "", "combined_score": str(score)}
+                        for config, score in scores.items() for i in ids])
+        commit_side(d, tag, params, split_file=None)
+    out = tmp_path / "out"
+    res = sweep(d, "--revs", "a", "b", "--measure", "combined_score", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    data = json.loads((out / "sweep.json").read_text())
+    assert data["measure"] == "combined_score" and data["baseline"] == "dense@a"
+    # dense@b repeats dense@a answer for answer: three candidates
+    assert data["candidates"] == 3 and data["ranking"]["dense@a"]["aliases"] == ["dense@b"]
+    assert data["winner"]["name"] == "hybrid_heading@b" and data["winner"]["value"] == 0.8
+    assert data["winner"]["exact_ties"] == [] and data["ranking"]["hybrid_heading@a"]["rank"] == 2
+    assert "combined judge score" in (out / "sweep.md").read_text()
+    res = sweep(d, "--revs", "a", "b", "--measure", "llm_score", "--out", str(tmp_path / "none"))
+    assert res.returncode == 2 and "measure 'llm_score' is empty for config(s) dense, hybrid_heading" in res.stderr
+    assert written(tmp_path / "none") == []

@@ -81,10 +81,20 @@ def measures_of(rows: Sequence[Row]) -> dict[str, str]:
 RR_COLUMN = "rr_at_10"
 """The continuous per-question measure compared with a sign-flip test."""
 
-ANSWER_MEASURES: dict[str, str] = {"contains_reference": "contains_reference", "token_f1": "token_f1"}
-"""The per-question answer measures (``metrics/scores/answers.csv``, one row per answered question
-and config), each the mean of its own column: ``contains_reference`` 0/1, ``token_f1`` continuous.
-``rag-ablation diff --measure`` compares them across revisions; the stats stage does not."""
+JUDGE_SCORES: dict[str, str] = {"llm_score": "llm_score", "combined_score": "combined_score"}
+"""The per-answer judge scores (``metrics/scores/verdicts.csv``, written by ``judge_eval``), each in
+[0, 1] and continuous: the LLM judge's probability of CORRECT and the combined judge's (its
+logistic model over the judges' scores). A cell is empty where the judge gave no score (a
+backend that returns no probabilities; no hand grades to fit the combined judge on). The other
+judges' scores are answer measures already (``token_f1``; ``contains`` is ``contains_reference``)."""
+
+ANSWER_MEASURES: dict[str, str] = {"contains_reference": "contains_reference", "token_f1": "token_f1",
+                                   **JUDGE_SCORES}
+"""The per-question answer measures (one row per answered question and config), each the mean of
+its own column: ``contains_reference`` 0/1 and ``token_f1`` continuous (``metrics/scores/answers.csv``),
+and the :data:`JUDGE_SCORES`. ``rag-ablation diff --measure`` and ``sweep-report --measure``
+compare them; the stats stage and the gate do not (they compare retrieval configs, most of
+which answer nothing)."""
 
 RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES, **ANSWER_MEASURES}.items()}
 """Per-question column -> the measure it averages to (``hit_at_5`` -> ``recall_at_5``,
@@ -92,7 +102,7 @@ RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES, **
 
 LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10",
           "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100", "contains_reference": "contains the reference",
-          "token_f1": "token F1"}
+          "token_f1": "token F1", "llm_score": "LLM judge P(correct)", "combined_score": "combined judge score"}
 """How a measure is named on a chart, in the report and by the gate."""
 
 
@@ -105,7 +115,7 @@ def measure_label(measure: str) -> str:
 SIGN = "sign"
 SIGN_FLIP = "sign-flip"
 TESTS = {**dict.fromkeys(BINARY_MEASURES, SIGN), **dict.fromkeys(CONTINUOUS_MEASURES, SIGN_FLIP),
-         "contains_reference": SIGN, "token_f1": SIGN_FLIP}
+         "contains_reference": SIGN, "token_f1": SIGN_FLIP, **dict.fromkeys(JUDGE_SCORES, SIGN_FLIP)}
 """Per-question column -> its paired test: the exact sign test for a 0/1 column, the paired
 sign-flip permutation test for a continuous one."""
 
@@ -140,11 +150,26 @@ def measure_of_rows(measure: str, rows: Sequence[Row], *, default: str = DEFAULT
                         f"{', '.join((AUTO_MEASURE, *PAIRED_MEASURES, *ANSWER_MEASURES))}")
     missing = sorted({str(r["config"]) for r in answerable(rows) if r.get(column) is None})
     if missing:
-        why = (f"set `retrieval.NAME.k` to at least {DEEP_RECALL_K} for it (e.g. `-S 'retrieval.NAME.k={DEEP_RECALL_K}'`)"
-               if column == GRADED_COLUMNS[1] else "only a data set with graded qrels (an imported BEIR set) has it")
-        raise UserError(f"measure {column!r} is empty for config(s) {', '.join(missing)}: {why}; choose another "
-                        f"measure (--measure or stats.measure): {', '.join(BINARY_MEASURES)} or rr_at_10")
+        raise UserError(f"measure {column!r} is empty for config(s) {', '.join(missing)}: {_why_empty(column)}; "
+                        f"choose another measure (--measure or stats.measure): {_instead(column)}")
     return column
+
+
+def _why_empty(column: str) -> str:
+    """Why a measure's column can be empty, and what fills it."""
+    if column == GRADED_COLUMNS[1]:
+        return f"set `retrieval.NAME.k` to at least {DEEP_RECALL_K} for it (e.g. `-S 'retrieval.NAME.k={DEEP_RECALL_K}'`)"
+    if column in JUDGE_SCORES:
+        return ("the judge gave no score there: a backend that returns no probabilities, or no hand grades to fit "
+                "the combined judge on (docs/judging.md); run `dvc repro judge_eval` after grading")
+    return "only a data set with graded qrels (an imported BEIR set) has it"
+
+
+def _instead(column: str) -> str:
+    """The measures to suggest in place of an empty one of the same kind of rows."""
+    if column in ANSWER_MEASURES:
+        return ", ".join(m for m in ANSWER_MEASURES if m != column)
+    return f"{', '.join(BINARY_MEASURES)} or rr_at_10"
 
 MDE_ALPHA = 0.05
 MDE_POWER = 0.8

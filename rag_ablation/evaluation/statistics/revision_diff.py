@@ -22,6 +22,7 @@ from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.scoring.scores import parse_scores, read_scores
 from rag_ablation.evaluation.statistics.comparison import (
     ANSWER_MEASURES,
+    JUDGE_SCORES,
     Comparison,
     compare,
     measure_of_rows,
@@ -35,6 +36,9 @@ SCORES = Path("metrics/scores/retrieval.csv")
 """Where the per-question retrieval scores live, in the workspace and in every commit."""
 ANSWER_SCORES = Path("metrics/scores/answers.csv")
 """Where the per-question answer scores live (``comparison.ANSWER_MEASURES``)."""
+VERDICTS = Path("metrics/scores/verdicts.csv")
+"""Where the per-answer judge scores live (``comparison.JUDGE_SCORES``), one row per answer of
+``ANSWER_SCORES``, by ``config`` and ``id``."""
 
 
 def scores_file(measure: str) -> Path:
@@ -70,6 +74,41 @@ def scores_of(side: Side, cwd: Path | None = None, path: Path = SCORES) -> list[
     else:
         _, text = read_scores_at(side.name, cwd, path)
     return parse_scores(text, where=f"{path.as_posix()} at {side.label}")
+
+
+def measure_rows(side: Side, measure: str, cwd: Path | None = None) -> list[dict]:
+    """The per-question rows of one side that hold ``measure``: the retrieval scores, the answer
+    scores, or for a judge score (``comparison.JUDGE_SCORES``) the answer scores with that
+    column of :data:`VERDICTS` joined in (:func:`with_judge_score`)."""
+    if measure not in JUDGE_SCORES:
+        return scores_of(side, cwd, scores_file(measure))
+    return with_judge_score(scores_of(side, cwd, ANSWER_SCORES), scores_of(side, cwd, VERDICTS), measure,
+                            where=f"{VERDICTS.as_posix()} at {side.label}")
+
+
+def with_judge_score(answers: Iterable[Mapping], verdicts: Iterable[Mapping], column: str, *,
+                     where: str) -> list[dict]:
+    """``answers`` (rows of :data:`ANSWER_SCORES`), each with ``column`` of the ``verdicts`` row of
+    the same ``config`` and ``id`` as a float; None where that cell is empty or the answer has no
+    verdict row (``comparison.measure_of_rows`` then says the measure is empty there). A file
+    without the column, or a cell that is not a number from 0 to 1, is a UserError naming it."""
+    verdicts = list(verdicts)
+    if verdicts and column not in verdicts[0]:
+        have = sorted(k for k in verdicts[0] if k.endswith("_score"))
+        raise UserError(f"{where} has no column {column!r} (judge scores there: {', '.join(have) or 'none'}); "
+                        "regenerate it with `dvc repro judge_eval`")
+    score: dict[tuple[str, str], float | None] = {}
+    for n, row in enumerate(verdicts, start=2):
+        text = str(row.get(column) or "")
+        try:
+            value = float(text) if text else None
+        except ValueError:
+            value = -1.0
+        if value is not None and not 0 <= value <= 1:
+            raise UserError(f"{where} line {n}: {column} is {text!r}, expected a number from 0 to 1 or an empty cell; "
+                            "regenerate it with `dvc repro judge_eval`")
+        score[(str(row["config"]), str(row["id"]))] = value
+    return [{**r, column: score.get((str(r["config"]), str(r["id"])))} for r in answers]
 
 
 # --------------------------------------------------------------------------- the diff
