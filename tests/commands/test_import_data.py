@@ -4,14 +4,18 @@ as one ``error:`` line with exit status 2."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rag_ablation.commands.main import main
 from rag_ablation.data.questions import load_questions
+
+from conftest import ROOT
 
 CTX = ("Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers "
        "24 to 10 to earn their third title. It was played at Levi's Stadium.")
@@ -287,19 +291,64 @@ def test_the_import_prints_the_one_command_that_runs_it(tmp_path, capsys, monkey
           "data/imported/sf/questions.jsonl"])
     assert ("run it: dvc exp run -S dataset=sf -S labels.same_doc_only=true -S llm.backend=none "
             "-S 'run_configs=[dense,bm25,hybrid]' -S '++retrieval.dense.k=100' -S '++retrieval.bm25.k=100' "
-            "-S '++retrieval.hybrid.k=100'   (or set") in capsys.readouterr().err
+            "-S '++retrieval.hybrid.k=100'   (or set") in capsys.readouterr().err, "no params.yaml here: the plain switches"
     main(["import", "squad", str(src), "--corpus", "elsewhere/c", "--questions", "elsewhere/q.jsonl"])
     assert ("to run it with one switch, import into data/imported/NAME/corpus and data/imported/NAME/questions.jsonl"
             in capsys.readouterr().err)
 
 
-def test_the_beir_command_names_the_first_run_configs_params_has(tmp_path, monkeypatch):
-    """The graded first run lists those of dense, bm25 and hybrid that params.yaml defines (one
-    embedded chunking) and gives each k = 100 (recall@100 measured); unreadable params: all three."""
+def apply_switches(params: Path, switches: str) -> dict:
+    """``params`` as ``dvc exp run`` leaves it after ``switches`` (DVC's own Hydra override code)."""
+    import shlex
+
+    from dvc.utils.hydra import apply_overrides
+
+    words = shlex.split(switches)
+    assert words[::2] == ["-S"] * (len(words) // 2)
+    apply_overrides(params, words[1::2])
+    return yaml.safe_load(params.read_text())
+
+
+def test_the_beir_command_runs_only_the_first_run_configs(tmp_path, monkeypatch):
+    """Applied by DVC's own override code to the shipped params.yaml, the printed switches leave a
+    valid params file holding only dense, bm25 and hybrid, each k = 100, the one chunking and
+    query transform they use, and answered / gated configs among them: DVC's foreach then makes
+    no stage instance for any other config or chunking."""
+    from rag_ablation.commands.import_data import beir_switches
+    from rag_ablation.core.config import GRADED_DEPTH, load_config
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    shipped = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    after = apply_switches(tmp_path / "params.yaml", beir_switches())
+    assert after["retrieval"] == {n: {**shipped["retrieval"][n], "k": GRADED_DEPTH} for n in ("dense", "bm25", "hybrid")}
+    assert after["chunkings"] == {"base": {}} and after["query_transforms"] == {"none": {}}
+    assert after["generation"]["configs"] == ["dense"] and after["gate"]["configs"] == ["hybrid"]
+    unchanged = set(shipped) - {"retrieval", "chunkings", "query_transforms", "generation", "gate"}
+    assert {k: after[k] for k in unchanged} == {k: shipped[k] for k in unchanged}
+    params = load_config(tmp_path / "params.yaml")
+    assert list(params.searched()) == ["dense", "bm25", "hybrid"]
+
+
+def test_the_beir_command_quotes_what_it_copies_and_falls_back_to_plain_switches(tmp_path, monkeypatch):
+    """A config's values that Hydra would misread (a space, a quote, a word like null) come back
+    as written; params without a config's chunking, or unreadable, get the plain switches
+    (run_configs and k = 100 per config) naming those of the three that params.yaml has."""
     from rag_ablation.commands.import_data import beir_switches
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "params.yaml").write_text("retrieval:\n  bm25: {}\n  dense: {}\n  other: {}\n")
+    params = tmp_path / "params.yaml"
+    odd = {"chunking": "base", "method": "dense", "query": "none", "note": "it's \"odd\" null", "w": "null",
+           "rerank": None, "weights": {"dense": 1.5}, "flag": True}
+    params.write_text(yaml.safe_dump({"retrieval": {"dense": odd, "other": {"chunking": "c2", "query": "none"}},
+                                      "chunkings": {"base": {"size": 300}, "c2": {}},
+                                      "query_transforms": {"none": {}, "rewrite": {"kind": "rewrite"}},
+                                      "run_configs": ["dense"], "gate": {"configs": ["dense"]}}))
+    after = apply_switches(params, beir_switches())
+    assert after["retrieval"] == {"dense": {**odd, "k": 100}}
+    assert after["chunkings"] == {"base": {"size": 300}} and after["run_configs"] == "all"
+    assert after["gate"] == {"configs": ["dense"]} and after["generation"] == {"configs": ["dense"]}
+    params.write_text("retrieval:\n  bm25: {}\n  dense: {}\n  other: {}\n")
     assert beir_switches() == " -S 'run_configs=[dense,bm25]' -S '++retrieval.dense.k=100' -S '++retrieval.bm25.k=100'"
-    (tmp_path / "params.yaml").write_text("retrieval: [unclosed\n")
+    params.write_text("retrieval: [unclosed\n")
     assert beir_switches().startswith(" -S 'run_configs=[dense,bm25,hybrid]'")
