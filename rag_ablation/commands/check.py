@@ -41,12 +41,12 @@ import sys
 from pathlib import Path
 
 from rag_ablation.commands.diff import PARAMS
-from rag_ablation.core.config import GateConfig, StatsConfig, load_config
+from rag_ablation.core.config import GateConfig, Params, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
 from rag_ablation.evaluation.gate.baseline import BASELINE, accepted_rows, read_baseline, write_baseline
 from rag_ablation.evaluation.gate.formats import format_markdown, format_text, to_junit, to_metrics
-from rag_ablation.evaluation.gate.rules import EXIT_FAIL, Incomparable, run_gate
+from rag_ablation.evaluation.gate.rules import EXIT_FAIL, Incomparable, require_searched, run_gate
 from rag_ablation.evaluation.scoring.scores import parse_scores, read_scores
 from rag_ablation.evaluation.statistics.revision_diff import SCORES, read_scores_at
 
@@ -71,13 +71,13 @@ def build_parser(prog: str = "rag-ablation check") -> argparse.ArgumentParser:
     return ap
 
 
-def _params() -> tuple[GateConfig, StatsConfig, str | None]:
-    """Gate rules, bootstrap settings and the data set from params.yaml; defaults (and no data
-    set name) when there is none."""
+def _params() -> tuple[GateConfig, StatsConfig, str | None, Params | None]:
+    """Gate rules, bootstrap settings, the data set and the whole params from params.yaml;
+    defaults (and no data set name, no params) when there is none."""
     if not PARAMS.is_file():
-        return GateConfig(), StatsConfig(), None
+        return GateConfig(), StatsConfig(), None, None
     params = load_config(PARAMS)
-    return params.gate, params.stats, params.dataset
+    return params.gate, params.stats, params.dataset, params
 
 
 def _accept(args: argparse.Namespace, rules: GateConfig, settings: StatsConfig, new: list[dict]) -> None:
@@ -97,7 +97,9 @@ def _accept(args: argparse.Namespace, rules: GateConfig, settings: StatsConfig, 
 
 
 def run(args: argparse.Namespace) -> None:
-    rules, settings, dataset = _params()
+    rules, settings, dataset, params = _params()
+    if params is not None:  # a config left out of run_configs: say so, not "no rows"
+        require_searched([n for n in args.config or rules.configs if n in params.retrieval], params)
     new = read_scores(args.scores)
     if args.accept:
         _accept(args, rules, settings, new)

@@ -10,6 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+import yaml
 from gate_rows import GATED, committed, of, project, reverted_to_dense  # noqa: F401  (committed is a fixture)
 
 from rag_ablation.core.errors import UserError
@@ -112,6 +113,22 @@ def test_check_incomparable_is_one_line_and_exit_2(tmp_path, committed):
     (d / "metrics/gate_baseline.csv").unlink()
     res = check(d)
     assert res.returncode == 2 and "no accepted baseline metrics/gate_baseline.csv" in res.stderr
+
+
+@pytest.mark.bad_input
+def test_a_gated_config_left_out_of_run_configs_is_named_with_the_reason(tmp_path, committed):
+    """The scores of a run that left the gated config out hold no rows of it: check says why
+    (run_configs), not only that there are none; a name params.yaml does not know is left to the
+    "no rows" message, which lists the scored configs."""
+    d = project(tmp_path, [r for r in committed if r["config"] != GATED], of(committed, GATED))
+    params = yaml.safe_load((d / "params.yaml").read_text())
+    (d / "params.yaml").write_text(yaml.safe_dump({**params, "run_configs": ["dense", "bm25"]}, sort_keys=False))
+    res = check(d)
+    assert res.returncode == 2 and res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
+    assert (f"config {GATED!r} is not in run_configs (dense, bm25), so it does not run; add it to run_configs or set "
+            "run_configs: all") in res.stderr
+    res = check(d, "--config", "no_such")
+    assert res.returncode == 2 and "gated config 'no_such' has no rows" in res.stderr
 
 
 def test_help_lists_the_command():
