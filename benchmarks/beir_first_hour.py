@@ -14,11 +14,11 @@ How:
 - each side: ``git clone`` of this repository's committed state into a temp folder (``.venv``
   linked), ``rag-ablation import beir`` into ``data/imported/synth``, the import committed, then
   ``dvc exp run`` with ``RAG_ABLATION_CACHE`` pointing at a new empty folder, timed end to end.
-- ``first run``: the command the import printed (``run_configs=[dense,bm25,hybrid]`` and
-  ``k=100`` for them), on ``--n`` passages.
+- ``first run``: the command the import printed (params that hold only dense, bm25 and hybrid
+  with ``k: 100``, their one chunking and query transform), on ``--n`` passages.
 - side by side, on ``--compare-n`` passages each (the full config set on ``--n`` would take
   about 40 minutes): the printed command against the one the import printed before (every
-  shipped config: eight chunkings embedded, thirteen searched), in that order, each cold.
+  shipped config: eight chunkings embedded, sixteen searched), in that order, each cold.
 
 The stage instances run, each dense stage's embedding counts (new texts, texts from the cache:
 its stderr line) and each searched config's nDCG@10 and recall@100 are printed with the times.
