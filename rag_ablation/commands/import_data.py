@@ -185,7 +185,7 @@ def beir_switches(params_file: Path = Path("params.yaml")) -> str:
     chunkings and query transforms they use, and the answered and gated configs among them.
 
     Each block is replaced whole (Hydra's ``~KEY`` then ``+KEY={...}``, which ``dvc exp run -S``
-    applies in order), so DVC's ``foreach`` makes no stage instance for anything else: about 24
+    applies in order), so DVC's ``foreach`` makes no stage instance for anything else: 22
     instead of 72, where every idle instance costs about 3 s of DVC's own work. When
     ``params_file`` cannot be read, or lacks one of its configs' chunkings or query transforms,
     the switches are the plain ones: ``run_configs`` and ``++retrieval.NAME.k``."""
