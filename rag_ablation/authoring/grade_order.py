@@ -25,7 +25,6 @@ score keeps the estimate unbiased, a poor one only widens it.
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from rag_ablation.core.config import ACTIVE_UNIFORM_SHARE
 from rag_ablation.core.errors import InvalidData, MissingInput, UserError, lookup
 from rag_ablation.evaluation.judges.active import ORDERS as DRAWN, Draw, active_estimate, draw_term
 from rag_ablation.evaluation.judges.grades import Grade, Sampling
+from rag_ablation.evaluation.statistics.revision_diff import judge_score
 
 if TYPE_CHECKING:  # scipy.stats (a second to import) only when an estimate is made
     from rag_ablation.evaluation.statistics.inference import Interval
@@ -55,15 +55,8 @@ def check_order(name: str) -> str:
 
 
 def _number(text: str, where: str) -> float:
-    if text.strip() == "":
-        return NO_SCORE
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 1:
-        raise InvalidData(f"{where}: score {text!r} is not a number from 0 to 1; rerun `dvc repro judge_eval`")
-    return value
+    value = judge_score(text, where)
+    return NO_SCORE if value is None else value
 
 
 def _read_column(path: Path, column: str) -> dict[Key, float]:
