@@ -29,6 +29,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rag_ablation.datasets.beir import import_beir
 from rag_ablation.datasets.imports import SAMPLE_SEED, ImportReport
@@ -197,17 +198,16 @@ def beir_switches(params_file: Path = Path("params.yaml")) -> str:
         params = {}
     retrieval = params.get("retrieval") or {}
     names = [n for n in FIRST_RUN_CONFIGS if n in retrieval] or list(FIRST_RUN_CONFIGS)
-    configs = {n: {**retrieval.get(n, {}), "k": GRADED_DEPTH} for n in names}
+    found: dict[str, Any] = {n: retrieval.get(n) for n in names}
     chunkings, transforms = params.get("chunkings") or {}, params.get("query_transforms") or {}
-    used = {"chunkings": sorted({c.get("chunking") for c in configs.values()}, key=str),
-            "query_transforms": sorted({c.get("query") for c in configs.values()}, key=str)}
-    if not all(isinstance(c, dict) for c in configs.values()) or any(
-            u not in block for key, block in (("chunkings", chunkings), ("query_transforms", transforms))
-            for u in used[key]):
+    if not all(isinstance(c, dict) and c.get("chunking") in chunkings and c.get("query") in transforms
+               for c in found.values()):
         depth = "".join(f" -S '++retrieval.{n}.k={GRADED_DEPTH}'" for n in names)
         return f" -S 'run_configs=[{','.join(names)}]'{depth}"
-    blocks = {"retrieval": configs, "chunkings": {c: chunkings[c] for c in used["chunkings"]},
-              "query_transforms": {q: transforms[q] for q in used["query_transforms"]}}
+    configs = {n: {**c, "k": GRADED_DEPTH} for n, c in found.items()}
+    blocks = {"retrieval": configs,
+              "chunkings": {c["chunking"]: chunkings[c["chunking"]] for c in configs.values()},
+              "query_transforms": {c["query"]: transforms[c["query"]] for c in configs.values()}}
     switches = [s for key, value in blocks.items() for s in (f"~{key}", f"+{key}={hydra_value(value)}")]
     if params.get("run_configs", "all") != "all":
         switches.append("run_configs=all")

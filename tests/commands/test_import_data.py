@@ -350,5 +350,8 @@ def test_the_beir_command_quotes_what_it_copies_and_falls_back_to_plain_switches
     assert after["gate"] == {"configs": ["dense"]} and after["generation"] == {"configs": ["dense"]}
     params.write_text("retrieval:\n  bm25: {}\n  dense: {}\n  other: {}\n")
     assert beir_switches() == " -S 'run_configs=[dense,bm25]' -S '++retrieval.dense.k=100' -S '++retrieval.bm25.k=100'"
+    params.write_text("retrieval:\n  dense: not a block\n  bm25: {chunking: base, query: none}\n"
+                      "chunkings: {base: {}}\nquery_transforms: {none: {}}\n")
+    assert beir_switches() == " -S 'run_configs=[dense,bm25]' -S '++retrieval.dense.k=100' -S '++retrieval.bm25.k=100'"
     params.write_text("retrieval: [unclosed\n")
     assert beir_switches().startswith(" -S 'run_configs=[dense,bm25,hybrid]'")
