@@ -295,8 +295,10 @@ def check_same_question_set(base_rows: Sequence[Row], new_rows: Sequence[Row], *
 
 def require_searched(names: Sequence[str], params: Params) -> None:
     """Raise :class:`Incomparable` when a gated config is left out of ``run_configs`` (it has no
-    ranking in this run, so nothing to gate), naming each with the reason."""
-    reasons = [reason for name in names if (reason := params.left_out(name)) is not None]
+    ranking in this run, so nothing to gate), naming each with the reason. A name that is no
+    retrieval config is not judged here: :func:`run_gate` says it has no rows and lists those
+    scored."""
+    reasons = [reason for name in names if name in params.retrieval and (reason := params.left_out(name)) is not None]
     if reasons:
         raise Incomparable("; ".join(reasons))
 
