@@ -47,11 +47,12 @@ from rag_ablation.evaluation.judges.verdicts import Verdict
 MIN_GRADED = 4
 
 
-def split_halves(ids: list[str], seed: int) -> tuple[list[str], list[str]]:
-    """(labelled, held-back): a seeded permutation of the sorted ``ids``, cut at ``len // 2``."""
+def split_halves(ids: list[str], seed: int, labelled: int | None = None) -> tuple[list[str], list[str]]:
+    """(labelled, held-back): a seeded permutation of the sorted ``ids``, cut at ``labelled``
+    (default ``len // 2``; ``benchmarks/ppi_labelled_share.py`` labels fewer)."""
     order = sorted(ids)
     perm = np.random.default_rng(seed).permutation(len(order))
-    cut = len(order) // 2
+    cut = len(order) // 2 if labelled is None else labelled
     return [order[i] for i in perm[:cut]], [order[i] for i in perm[cut:]]
 
 
@@ -60,9 +61,9 @@ Estimator = Callable[[list[str], list[str]], PPIAccuracy]
 grades and the predictions on both halves."""
 
 
-def _one_split(hand: Mapping[str, bool], estimate: Estimator, seed: int) -> dict[str, Any]:
-    labelled, held = split_halves(list(hand), seed)
-    p = estimate(labelled, held)
+def _one_split(hand: Mapping[str, bool], estimate: Estimator, seed: int, labelled: int | None) -> dict[str, Any]:
+    labelled_ids, held = split_halves(list(hand), seed, labelled)
+    p = estimate(labelled_ids, held)
     truth = sum(hand.values()) / len(hand)
     return {
         "ppi": p.as_dict(),
@@ -96,12 +97,14 @@ def split_half_check(hand: Mapping[str, bool], judge: Mapping[str, Verdict], *, 
 
 def split_half_scores(hand: Mapping[str, bool], score: Mapping[str, float] | None = None, *,
                       features: Mapping[str, Sequence[float]] | None = None, folds: int = 5, seed: int = 0,
-                      splits: int = 200, confidence: float = 0.95) -> tuple[dict[str, Any] | None, str | None]:
+                      splits: int = 200, confidence: float = 0.95,
+                      labelled: int | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """The check with a score as PPI++'s prediction: ``score`` (answer id -> a judge's score in
     [0, 1], fit on no grade) through ``accuracy.ppi_accuracy_scores``; or ``features`` (answer id
     -> every judge's score) for the combined judge, cross-fitted in ``folds`` folds (seeded by
     the split's seed) on the labelled half alone and applied to the held-back half through
-    ``accuracy.crossppi_accuracy`` (module docstring). Exactly one of the two is given."""
+    ``accuracy.crossppi_accuracy`` (module docstring). Exactly one of the two is given.
+    ``labelled``: how many grades each split keeps (default half; at least 2, leaving at least 2)."""
     if (score is None) == (features is None):
         raise ValueError("give either score or features")
     known = score if score is not None else features
@@ -122,20 +125,23 @@ def split_half_scores(hand: Mapping[str, bool], score: Mapping[str, float] | Non
         return crossppi_accuracy([hand[i] for i in labelled], fitted.scores,
                                  predict_unlabeled(fitted, [features[i] for i in held]), confidence=confidence)
 
-    return _check(hand, raw if score is not None else combined, seed=seed, splits=splits)
+    return _check(hand, raw if score is not None else combined, seed=seed, splits=splits, labelled=labelled)
 
 
-def _check(hand: Mapping[str, bool], estimate: Estimator, *, seed: int,
-           splits: int) -> tuple[dict[str, Any] | None, str | None]:
+def _check(hand: Mapping[str, bool], estimate: Estimator, *, seed: int, splits: int,
+           labelled: int | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """``splits`` seeded splits through ``estimate``, summarised (module docstring)."""
     if splits < 1:
         raise ValueError(f"splits must be at least 1, got {splits}")
     if len(hand) < MIN_GRADED:
         return None, f"{len(hand)} hand grades: the split-half check needs at least {MIN_GRADED}"
-    first = _one_split(hand, estimate, seed)
-    runs = [first] + [_one_split(hand, estimate, seed + r) for r in range(1, splits)]
+    if labelled is not None and not 2 <= labelled <= len(hand) - 2:
+        raise ValueError(f"labelled must leave at least 2 grades on each side of {len(hand)}, got {labelled}")
+    first = _one_split(hand, estimate, seed, labelled)
+    runs = [first] + [_one_split(hand, estimate, seed + r, labelled) for r in range(1, splits)]
+    n_labeled = len(hand) // 2 if labelled is None else labelled
     out = {
-        "seed": seed, "n_labeled": len(hand) // 2, "n_heldout": len(hand) - len(hand) // 2,
+        "seed": seed, "n_labeled": n_labeled, "n_heldout": len(hand) - n_labeled,
         **{k: first[k] for k in ("ppi", "truth", "heldout", "covers", "covers_heldout", "classical_covers")},
         "splits": splits,
         "coverage": sum(r["covers"] for r in runs) / splits,

@@ -84,3 +84,22 @@ def test_too_few_grades_bad_splits_and_missing_verdicts():
     hand = grades(8, 3)
     with pytest.raises(ValueError, match="no verdict for 1 graded answers, e.g. 'q007'"):
         split_half_check(hand, {k: v for k, v in hand.items() if k != "q007"})
+
+
+@pytest.mark.bad_input
+def test_fewer_labelled_grades_cut_the_same_permutation_elsewhere():
+    """``labelled=n`` keeps the first n of the same seeded permutation (the default cut is
+    n // 2), and the check reports n labelled and the rest held back; a cut that leaves fewer than
+    2 grades on a side is refused."""
+    from rag_ablation.evaluation.judges.ppi_check import split_half_scores
+
+    ids = [f"q{i}" for i in range(12)]
+    lab, held = split_halves(ids, seed=5, labelled=3)
+    half, rest = split_halves(ids, seed=5)
+    assert len(lab) == 3 and lab == half[:3] and held == half[3:] + rest
+    hand = grades(20, 9)
+    score = {k: 0.9 if v else 0.2 for k, v in hand.items()}
+    out, _ = split_half_scores(hand, score, seed=0, splits=3, labelled=5)
+    assert (out["n_labeled"], out["n_heldout"]) == (5, 15)
+    with pytest.raises(ValueError, match="labelled must leave at least 2 grades on each side of 20, got 19"):
+        split_half_scores(hand, score, seed=0, splits=3, labelled=19)
