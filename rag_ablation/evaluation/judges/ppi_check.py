@@ -26,6 +26,8 @@ the finite-population correction and are conservative). A valid PPI++ covers abo
 the classical interval while being no wider; a useful judge makes it narrower (``gain`` > 1).
 
 Needs at least 4 graded answers (2 per half); with fewer the check is None and the reason says so.
+``labelled`` cuts the same permutation after that many grades instead of half (each side keeps
+at least 2): ``benchmarks/ppi_labelled_share.py`` measures PPI++ with fewer grades that way.
 
 The same check runs PPI++ with a judge's *score* as the prediction (``split_half_scores``), and
 with the combined judge (``combine``: a model fit on grades), which is then cross-fitted on the
