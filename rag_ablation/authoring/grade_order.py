@@ -34,7 +34,7 @@ from rag_ablation.core.config import ACTIVE_UNIFORM_SHARE
 from rag_ablation.core.errors import InvalidData, MissingInput, UserError, lookup
 from rag_ablation.evaluation.judges.active import ORDERS as DRAWN, Draw, active_estimate, draw_term
 from rag_ablation.evaluation.judges.grades import Grade, Sampling
-from rag_ablation.evaluation.statistics.revision_diff import judge_score
+from rag_ablation.evaluation.scoring.judge_scores import judge_score
 
 if TYPE_CHECKING:  # scipy.stats (a second to import) only when an estimate is made
     from rag_ablation.evaluation.statistics.inference import Interval

@@ -24,6 +24,11 @@ A hand grade counts only for the exact answer text it was given for (``grades.ma
   comparisons, when the compared questions come from at least two), the fixed and broken
   questions and the exact McNemar p-value on them (``sign_test_p``). Fewer than 2 questions
   graded in both: ``unavailable`` with the reason.
+* The same configs compared on every answer (``measure_comparison``,
+  ``rag_ablation.evaluation.statistics.answer_verdicts``): token F1 and the primary judge's score
+  (the scored judge with the best cross-fitted kappa, else the best by fixed-threshold kappa),
+  paired over every answerable question both answered, with the stats stage's interval, margin
+  counts, sign-flip test and Holm adjustment.
 * Failure tables and the two-by-two per config, from hand grades on the graded answers
   (``source: hand grades``) and from the primary judge (``primary_judge``: the one that agrees
   best with the hand grades, by Cohen's kappa) on every answer.
@@ -63,7 +68,9 @@ from rag_ablation.evaluation.judges.scored import COMBINED, ScoredJudges, roc_ro
 from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_bootstrap_ci, paired_counts,
                                                           sign_test_p, wilson_interval)
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
-from rag_ablation.evaluation.statistics.comparison import cluster_labels
+from rag_ablation.evaluation.scoring.judge_scores import with_judge_score
+from rag_ablation.evaluation.statistics.answer_verdicts import measure_comparison, verdict_measures
+from rag_ablation.evaluation.statistics.comparison import JUDGE_SCORES, cluster_labels
 
 VERDICTS = {"correct": True, "incorrect": False, "invalid": None}
 
@@ -221,6 +228,18 @@ def answer_comparison(hand: Mapping[tuple[str, str], bool], configs: Sequence[st
             "fixed_ids": [i for i, x, y in zip(ids, b, n) if y > x],
             "broken_ids": [i for i, x, y in zip(ids, b, n) if x > y]}
     return out
+
+
+def measure_rows(answer_rows: Sequence[Mapping[str, Any]], verdict_rows: Sequence[Mapping[str, Any]],
+                 measures: Sequence[str]) -> list[dict[str, Any]]:
+    """The answer rows with each judge score of ``measures`` (``comparison.JUDGE_SCORES``) joined
+    from the verdict rows, parsed from their text as every reader of ``verdicts.csv`` does
+    (``scoring.judge_scores.with_judge_score``)."""
+    rows = [dict(r) for r in answer_rows]
+    for column in measures:
+        if column in JUDGE_SCORES:
+            rows = with_judge_score(rows, verdict_rows, column, where="judge_eval's verdict rows")
+    return rows
 
 
 def primary_judge(candidates: Sequence[str], calibration: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -392,7 +411,13 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
             verdict_rows.append(vr)
 
     doc_of = {str(r["id"]): str(r["doc"]) for r in answer_rows if "doc" in r}
-    detail["comparison"] = answer_comparison(hand, [c for c in judgments if c in available], settings, doc_of)
+    answered = [c for c in judgments if c in available]
+    detail["comparison"] = answer_comparison(hand, answered, settings, doc_of)
+    overall = scored.primary or primary_judge([j for j in judges if any(j in available[c] for c in answered)],
+                                              detail["calibration"])
+    detail["measure_comparison"] = measure_comparison(
+        measure_rows(answer_rows, verdict_rows, verdict_measures(overall)), answered,
+        measures=verdict_measures(overall), settings=settings)
 
     if checks:
         items = checks["canaries"]["items"]

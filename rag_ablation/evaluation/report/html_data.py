@@ -46,7 +46,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,8 @@ from rag_ablation.evaluation.report.metrics_view import (answer_comparison as re
                                                          calibration, canary_results, change_of, change_verdict,
                                                          config_metrics, failure_table, hand_accuracy, is_calibrated,
                                                          latency_value, length_bias, length_bias_ran,
-                                                         retrieval_p95, stats_settings, sweep_view, vs_baseline)
+                                                         measure_comparisons, retrieval_p95, stats_settings,
+                                                         sweep_view, vs_baseline)
 from rag_ablation.evaluation.report.plot_data import LABELS
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
@@ -471,7 +472,7 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
     position = ({k: length.get(k) for k in ("pairs", "consistent", "consistency", "ties", "long_wins", "short_wins")}
                 if length_bias_ran(length) else {"reason": length.get("reason") or length.get("status") or "not run"})
     return {"judges": panel, "position": position, "grades": dict(judge.get("grades", {})),
-            "comparison": answer_comparison(judge), **score_panel(judge, judges)}
+            "comparison": answer_comparison(judge), "measures": measure_panel(judge), **score_panel(judge, judges)}
 
 
 def score_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
@@ -517,6 +518,17 @@ def answer_comparison(judge: Mapping[str, Any]) -> Json | None:
                      "method": d.method, "fixed": list(d.fixed_ids), "broken": list(d.broken_ids),
                      "p_mcnemar": d.p_mcnemar})
     return {"baseline": comp.baseline, "rows": rows}
+
+
+def measure_panel(judge: Mapping[str, Any]) -> list[Json]:
+    """judge_eval's ``measure_comparison``: per measure (``measure``, ``label``, ``test``,
+    ``baseline``) its rows, each config's paired ``n``, both means, the change with its interval,
+    ``better`` / ``worse`` (by more than ``margin``), ``p``, ``p_holm`` and ``verdict``, or
+    ``reason``; a measure not compared has ``reason`` and no rows (``metrics_view.measure_comparisons``,
+    as JSON). Empty without the block."""
+    return [{"measure": m.measure, "label": m.label, "test": m.test, "baseline": m.baseline, "reason": m.reason,
+             "rows": [{k: v for k, v in asdict(r).items() if v is not None} for r in m.rows]}
+            for m in measure_comparisons(judge)]
 
 
 def _estimate(d: Mapping[str, Any] | None) -> Json | None:

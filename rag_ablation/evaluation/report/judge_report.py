@@ -2,8 +2,9 @@
 
 Only formats numbers already computed (``rag_ablation.evaluation.judges.judge_eval``): calibration of
 every judge with intervals and its disagreements, accuracy per config three ways (hand grades,
-each judge alone, PPI++), canaries, bias, failure tables, the two-by-two and unanswerable
-questions. A value that could not be computed is shown as ``n/a`` with the reason where known.
+each judge alone, PPI++), the answered configs compared (by hand grades, and on every answer by
+token F1 and the primary judge's score), canaries, bias, failure tables, the two-by-two and
+unanswerable questions. A value that could not be computed is shown as ``n/a`` with the reason where known.
 The file is read through :mod:`rag_ablation.evaluation.report.metrics_view` (which configs were
 judged and why not, the answer comparison, canaries, the length test) and its numbers written
 with :mod:`rag_ablation.evaluation.report.formatting` (``num_or_na``, ``percent``,
@@ -16,11 +17,11 @@ from typing import Any
 
 from rag_ablation.core.config import SCORE_DIGITS
 from rag_ablation.evaluation.judges.failures import FAILURE_CATEGORIES
-from rag_ablation.evaluation.report.formatting import num_or_na, percent, table, with_interval
+from rag_ablation.evaluation.report.formatting import num_or_na, p_value, percent, signed, table, with_interval
 from rag_ablation.evaluation.report.metrics_view import (answer_comparison, calibration, canaries_not_run_reason,
                                                          canary_results, failure_table, hand_accuracy, is_calibrated,
                                                          is_judged, judged_entry, length_bias, length_bias_ran,
-                                                         not_judged_reason)
+                                                         measure_comparisons, not_judged_reason)
 
 Detail = Mapping[str, Any]
 
@@ -164,6 +165,39 @@ def comparison_section(detail: Detail, confidence: float) -> str:
         "that includes 0 is no evidence either way.", "",
         table(["config", "questions graded in both", f"`{base}`", "config", "difference (interval)",
                "fixed / broken", "McNemar p"], rows), "", *ids])
+
+
+def measure_section(detail: Detail, confidence: float) -> str:
+    """The answered configs against the baseline on every answer they share, by token F1 and the
+    primary judge's score (judge_eval's ``measure_comparison``; empty without it)."""
+    comps = measure_comparisons(detail)
+    if not comps:
+        return ""
+    base = comps[0].baseline
+    rows = []
+    for m in comps:
+        if m.reason:
+            rows.append([m.label, "", f"unavailable: {m.reason}", "", "", "", "", "", ""])
+            continue
+        for r in m.rows:
+            if r.reason:
+                rows.append([m.label, f"`{r.config}`", f"unavailable: {r.reason}", "", "", "", "", "", ""])
+                continue
+            rows.append([m.label, f"`{r.config}`", str(r.n), f"{num_or_na(r.baseline_mean)} / {num_or_na(r.mean)}",
+                         with_interval(r.delta, r.ci_low, r.ci_high, fmt=signed), f"{r.better} / {r.worse}",
+                         p_value(r.p), p_value(r.p_holm), r.verdict])
+    margin = next((r.margin for m in comps for r in m.rows if r.margin is not None), None)
+    by_more = f" by more than {margin:g}" if margin is not None else ""
+    return "\n".join([
+        "## Answer configs compared on every answer", "",
+        f"Each answered config against `{base}` on every answerable question both answered (not only the graded "
+        "ones), paired by question, on token F1 (no judge decides it) and on the primary judge's score: the change "
+        f"of the mean with its {confidence:.0%} paired bootstrap interval, the questions better / worse{by_more} "
+        "(`stats.margin`), the paired sign-flip test and its Holm adjustment over the configs; the verdict is the "
+        "retrieval comparisons' rule. A score is the judge's, not a person's: the hand-graded comparison above is "
+        "the one to trust where they disagree.", "",
+        table(["measure", "config", "questions", f"`{base}` / config", "change (interval)", "better / worse",
+               "p", "Holm p", "verdict"], rows)])
 
 
 def scores_section(detail: Detail, judges: Sequence[str], confidence: float) -> str:
@@ -334,5 +368,6 @@ def render_answers(detail: Detail, *, configs: Sequence[str], judges: Sequence[s
     return "\n\n".join([calibration_section(detail, judges, confidence),
                         *filter(None, [scores_section(detail, judges, confidence)]),
                         accuracy_section(detail, configs, judges, confidence),
-                        *filter(None, [comparison_section(detail, confidence)]), canary_section(detail, judges),
+                        *filter(None, [comparison_section(detail, confidence), measure_section(detail, confidence)]),
+                        canary_section(detail, judges),
                         bias_section(detail), failures_section(detail, configs), unanswerable_section(detail, configs)])

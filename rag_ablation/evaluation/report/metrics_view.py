@@ -8,8 +8,9 @@ The readers are the Markdown report (:mod:`rag_ablation.evaluation.report.markdo
   ``available``, ``n``, the measures, ``by_slice``, ``answers`` and, for a config other than the
   baseline, ``vs_baseline`` (the paired changes, rounded);
 - ``metrics/judge_detail.json`` (``judge_eval``): ``configs`` (per answered config ``status``
-  ``ok`` or a ``reason``), ``calibration``, ``canaries``, ``bias``, ``comparison`` and
-  ``grades``; ``metrics/judge.json`` is the same numbers without question ids and statuses, for
+  ``ok`` or a ``reason``), ``calibration``, ``canaries``, ``bias``, ``comparison`` (by hand
+  grades), ``measure_comparison`` (on every answer, by token F1 and the primary judge's score)
+  and ``grades``; ``metrics/judge.json`` is the same numbers without question ids and statuses, for
   ``dvc metrics``, and no report reads it;
 - ``metrics/sweep.json`` (``rag-ablation sweep-report``, :mod:`rag_ablation.evaluation.report.sweep`);
 - the latency files ``metrics/latency/NAME.json`` (``STEP.PERCENTILE`` in milliseconds; a retrieval
@@ -226,6 +227,73 @@ def answer_comparison(detail: Json) -> AnswerComparison | None:
             fixed_ids=tuple(e["fixed_ids"]), broken_ids=tuple(e["broken_ids"]), p_mcnemar=e["p_mcnemar"]),
             e.get("status"), e.get("reason")))
     return AnswerComparison(baseline=comp["baseline"], rows=tuple(rows))
+
+
+@dataclass(frozen=True)
+class MeasureRow:
+    """One answered config against the baseline on a per-answer measure (judge_eval's
+    ``measure_comparison``): the paired ``n``, both means, the change with its interval, the
+    questions ``better`` / ``worse`` (by more than ``margin`` for a continuous measure), the
+    test's unadjusted ``p`` and its Holm adjustment, and the ``verdict`` (:func:`change_verdict`);
+    or only ``reason`` when it was not compared."""
+
+    config: str
+    n: int | None = None
+    baseline_mean: float | None = None
+    mean: float | None = None
+    delta: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    better: int | None = None
+    worse: int | None = None
+    margin: float | None = None
+    p: float | None = None
+    p_holm: float | None = None
+    verdict: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class MeasureComparison:
+    """The answered configs against ``baseline`` on one per-answer ``measure`` (its ``label`` and
+    ``test``: ``sign`` or ``sign-flip``): ``rows`` in file order, or ``reason`` when the measure
+    was not compared (some answer lacks it)."""
+
+    measure: str
+    label: str
+    test: str | None
+    baseline: str
+    rows: tuple[MeasureRow, ...]
+    reason: str | None = None
+
+
+def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
+    """judge_eval's ``measure_comparison`` (``statistics.answer_verdicts``), one
+    :class:`MeasureComparison` per measure in the block's ``order`` (then any other, in file
+    order); empty without the block (one answered config, or a file from before it)."""
+    block = detail.get("measure_comparison") or {}
+    measures = block.get("measures") or {}
+    out = []
+    for measure in [*(m for m in block.get("order", ()) if m in measures), *(m for m in measures
+                                                                          if m not in block.get("order", ()))]:
+        e = measures[measure]
+        if e.get("status") != "ok":
+            out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], (),
+                                         e.get("reason") or e.get("status") or "not compared"))
+            continue
+        rows = []
+        for name, c in e["configs"].items():
+            change = c.get(measure)
+            if c.get("status") != "ok" or not change:
+                rows.append(MeasureRow(name, reason=c.get("reason") or c.get("status") or "not compared"))
+                continue
+            p = change.get("p_sign_flip", change.get("p_sign"))
+            rows.append(MeasureRow(name, n=c["n"], baseline_mean=c.get("baseline_mean"), mean=c.get("mean"),
+                                   delta=change["delta"], ci_low=change["ci_low"], ci_high=change["ci_high"],
+                                   better=change["fixed"], worse=change["broken"], margin=change.get("margin"),
+                                   p=p, p_holm=change["p_holm"], verdict=change_verdict(change)))
+        out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], tuple(rows)))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- sweep.json

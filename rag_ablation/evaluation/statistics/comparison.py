@@ -32,8 +32,9 @@ Also here, because every reader of per-question rows shares them: the measure na
 of rows (:func:`resolve_measure`, :func:`measure_of_rows`), reading rows (:func:`rows_by_config`,
 :func:`answerable`, :func:`column_values`, :func:`cluster_labels`), the bootstrap settings
 (:func:`bootstrap_options`) and the rounding of the metrics files (:func:`rounded`,
-:func:`rounded_p`). The ``stats`` stage's analysis (intervals per config, subsampling, answer
-proxies, ``metrics/stats.json``) is :mod:`rag_ablation.evaluation.statistics.stats`.
+:func:`rounded_p`; a comparison flattened to those numbers: :func:`comparison_dict`). The
+``stats`` stage's analysis (intervals per config, subsampling, answer proxies,
+``metrics/stats.json``) is :mod:`rag_ablation.evaluation.statistics.stats`.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ from rag_ablation.core.errors import InvalidData, UserError
 from rag_ablation.core.io import round_decimals, round_significant
 from rag_ablation.evaluation.scoring.graded import DEEP_RECALL_K, GRADED_COLUMNS, graded_columns
 from rag_ablation.evaluation.statistics import inference as stats
-from rag_ablation.evaluation.statistics.inference import Interval, PairedCounts
+from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, Interval, PairedCounts, interval_dict
 
 MEASURES: dict[str, str] = {
     "recall_at_1": "hit_at_1",
@@ -482,3 +483,39 @@ def rounded_p(p: float) -> float:
     """A p-value to ``P_VALUE_DIGITS`` significant digits, so a tiny p never rounds to 0."""
     return round_significant(p, P_VALUE_DIGITS)
 
+
+# ------------------------------------------------------------------------ flattening
+
+
+def _binary_dict(change: MeasureChange) -> dict[str, Any]:
+    c = change.counts
+    margin = {} if change.test == SIGN else {"margin": rounded(change.margin)}
+    return {**interval_dict(change.delta, CHANGE_INTERVAL, number=rounded), "n": c.n, "fixed": c.fixed,
+            "broken": c.broken, "both_right": c.both_right, "both_wrong": c.both_wrong, **margin,
+            P_KEYS[change.test]: rounded_p(change.p), "p_holm": rounded_p(change.p_holm), "family": change.family,
+            "mde": rounded(change.mde), "real": int(is_real(change))}
+
+
+def _rr_dict(change: RRChange) -> dict[str, Any]:
+    return {**interval_dict(change.delta, CHANGE_INTERVAL, number=rounded),
+            "p_sign_flip": rounded_p(change.p_sign_flip), "p_holm": rounded_p(change.p_holm),
+            "family": change.family, "mde": rounded(change.mde), "real": int(is_real(change))}
+
+
+def comparison_dict(c: Comparison) -> dict[str, Any]:
+    """One comparison as numbers: paired n, the counts of questions only the compared config
+    (``only_config``) or only the baseline (``only_baseline``) has, the measure's and RR@10's
+    changes (one entry when the measure is ``rr_at_10``: the measure's, with its counts; no RR@10
+    entry for answer rows), and per slice the counts, change, the measure's test p (``p_sign``
+    or ``p_sign_flip``, unadjusted) and ``too_small`` (0/1). A continuous measure's entry adds
+    its ``margin``. Floats are rounded as in the metrics files (:func:`rounded`, :func:`rounded_p`)."""
+    out: dict[str, Any] = {"n": c.n, "only_config": len(c.only_new), "only_baseline": len(c.only_base)}
+    if c.rr is not None:
+        out[RR_COLUMN] = _rr_dict(c.rr)
+    if c.binary is not None:
+        out[c.binary.measure] = _binary_dict(c.binary)
+    p_key = P_KEYS[c.binary.test] if c.binary is not None else "p_sign"
+    out["by_slice"] = {s.slice: {"n": s.counts.n, "fixed": s.counts.fixed, "broken": s.counts.broken,
+                                 "delta": rounded(s.delta), p_key: rounded_p(s.p),
+                                 "too_small": int(s.too_small)} for s in c.by_slice.values()}
+    return out

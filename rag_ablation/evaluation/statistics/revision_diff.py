@@ -13,13 +13,13 @@ as a terminal table or as Markdown for a pull request.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rag_ablation.core.config import StatsConfig
-from rag_ablation.core.errors import InvalidData, UserError
+from rag_ablation.core.errors import UserError
+from rag_ablation.evaluation.scoring.judge_scores import with_judge_score
 from rag_ablation.evaluation.scoring.scores import parse_scores, read_scores
 from rag_ablation.evaluation.statistics.comparison import (
     ANSWER_MEASURES,
@@ -80,41 +80,11 @@ def scores_of(side: Side, cwd: Path | None = None, path: Path = SCORES) -> list[
 def measure_rows(side: Side, measure: str, cwd: Path | None = None) -> list[dict]:
     """The per-question rows of one side that hold ``measure``: the retrieval scores, the answer
     scores, or for a judge score (``comparison.JUDGE_SCORES``) the answer scores with that
-    column of :data:`VERDICTS` joined in (:func:`with_judge_score`)."""
+    column of :data:`VERDICTS` joined in (``scoring.judge_scores.with_judge_score``)."""
     if measure not in JUDGE_SCORES:
         return scores_of(side, cwd, scores_file(measure))
     return with_judge_score(scores_of(side, cwd, ANSWER_SCORES), scores_of(side, cwd, VERDICTS), measure,
                             where=f"{VERDICTS.as_posix()} at {side.label}")
-
-
-def with_judge_score(answers: Iterable[Mapping], verdicts: Iterable[Mapping], column: str, *,
-                     where: str) -> list[dict]:
-    """``answers`` (rows of :data:`ANSWER_SCORES`), each with ``column`` of the ``verdicts`` row of
-    the same ``config`` and ``id`` as a float; None where that cell is empty or the answer has no
-    verdict row (``comparison.measure_of_rows`` then says the measure is empty there). A file
-    without the column is a UserError naming it; a bad cell, :func:`judge_score`'s InvalidData."""
-    verdicts = list(verdicts)
-    if verdicts and column not in verdicts[0]:
-        have = sorted(k for k in verdicts[0] if k.endswith("_score"))
-        raise UserError(f"{where} has no column {column!r} (judge scores there: {', '.join(have) or 'none'}); "
-                        "regenerate it with `dvc repro judge_eval`")
-    score = {(str(row["config"]), str(row["id"])): judge_score(str(row.get(column) or ""), f"{where} line {n}, column {column}")
-             for n, row in enumerate(verdicts, start=2)}
-    return [{**r, column: score.get((str(r["config"]), str(r["id"])))} for r in answers]
-
-
-def judge_score(text: str, where: str) -> float | None:
-    """A ``<judge>_score`` cell of ``verdicts.csv``: a number from 0 to 1, or None for an empty cell
-    (the judge gave no score). Anything else is InvalidData naming ``where`` (file, line, column)."""
-    if text.strip() == "":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 1:
-        raise InvalidData(f"{where}: score {text!r} is not a number from 0 to 1; rerun `dvc repro judge_eval`")
-    return value
 
 
 # --------------------------------------------------------------------------- the diff

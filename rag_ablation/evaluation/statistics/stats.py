@@ -37,28 +37,21 @@ from rag_ablation.core.config import AUTO_MEASURE, StatsConfig
 from rag_ablation.evaluation.statistics import inference as stats
 from rag_ablation.evaluation.statistics.comparison import (
     DEFAULT_MEASURE,
-    P_KEYS,
-    RR_COLUMN,
-    SIGN,
     Comparison,
-    MeasureChange,
     Row,
-    RRChange,
     answerable,
     bootstrap_options,
     cluster_labels,
     column_values,
     compare,
+    comparison_dict,
     measure_of_rows,
     measures_of,
-    is_real,
     rounded,
-    rounded_p,
     rows_by_config,
     with_holm,
 )
 from rag_ablation.evaluation.statistics.inference import (
-    CHANGE_INTERVAL,
     METRICS_INTERVAL,
     Interval,
     SubsampleRow,
@@ -260,38 +253,6 @@ def _group_dict(group: Group, *, with_flag: bool) -> dict[str, Any]:
         out[name] = interval_dict(interval, METRICS_INTERVAL, number=rounded)
         if name in group.design_effects:
             out[name]["design_effect"] = rounded(group.design_effects[name])
-    return out
-
-
-def _binary_dict(change: MeasureChange) -> dict[str, Any]:
-    c = change.counts
-    margin = {} if change.test == SIGN else {"margin": rounded(change.margin)}
-    return {**interval_dict(change.delta, CHANGE_INTERVAL, number=rounded), "n": c.n, "fixed": c.fixed,
-            "broken": c.broken, "both_right": c.both_right, "both_wrong": c.both_wrong, **margin,
-            P_KEYS[change.test]: rounded_p(change.p), "p_holm": rounded_p(change.p_holm), "family": change.family,
-            "mde": rounded(change.mde), "real": int(is_real(change))}
-
-
-def _rr_dict(change: RRChange) -> dict[str, Any]:
-    return {**interval_dict(change.delta, CHANGE_INTERVAL, number=rounded),
-            "p_sign_flip": rounded_p(change.p_sign_flip), "p_holm": rounded_p(change.p_holm),
-            "family": change.family, "mde": rounded(change.mde), "real": int(is_real(change))}
-
-
-def comparison_dict(c: Comparison) -> dict[str, Any]:
-    """One comparison as numbers: paired n, the counts of questions only the compared config
-    (``only_config``) or only the baseline (``only_baseline``) has, the measure's and RR@10's
-    changes (one entry when the measure is ``rr_at_10``: the measure's, with its counts), and per
-    slice the counts, change, the measure's test p (``p_sign`` or ``p_sign_flip``, unadjusted)
-    and ``too_small`` (0/1). A continuous measure's entry adds its ``margin``."""
-    out: dict[str, Any] = {"n": c.n, "only_config": len(c.only_new), "only_baseline": len(c.only_base)}
-    if c.binary is not None and c.rr is not None:
-        out[RR_COLUMN] = _rr_dict(c.rr)
-        out[c.binary.measure] = _binary_dict(c.binary)
-    p_key = P_KEYS[c.binary.test] if c.binary is not None else "p_sign"
-    out["by_slice"] = {s.slice: {"n": s.counts.n, "fixed": s.counts.fixed, "broken": s.counts.broken,
-                                 "delta": rounded(s.delta), p_key: rounded_p(s.p),
-                                 "too_small": int(s.too_small)} for s in c.by_slice.values()}
     return out
 
 

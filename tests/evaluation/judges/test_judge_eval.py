@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rag_ablation.core.config import StatsConfig
@@ -285,3 +286,48 @@ def test_a_judge_accepting_a_canary_it_must_reject_is_flagged():
                 "contains": {"dummy_yes": {"expected_accept": False, "accepted": 0.0, "accepted_count": 0, "n": 4}},
                 "token_f1": {"status": "unavailable"}}
     assert canary_flags(canaries) == [{"judge": "llm", "kind": "dummy_yes", "accepted": 1.0, "accepted_count": 4, "n": 4}]
+
+
+def two_config_fixture(n=24):
+    """Configs ``dense`` and ``hybrid`` answering the same ``n`` questions, every answer graded
+    (correct when k % 3 != 0, both configs); the ``llm`` judge's score separates the grades
+    perfectly and is 0.1 higher on hybrid's answers, ``contains`` is 1 on every answer; each
+    answer row has a token F1, 0.2 higher on hybrid's answers."""
+    judgments, grades, answer_rows, retrieval_rows = {}, [], [], []
+    for c, shift in (("dense", 0.0), ("hybrid", 0.1)):
+        verdicts = []
+        for k in range(n):
+            i, good, text = f"q{k:02d}", k % 3 != 0, f"{c} answer {k}"
+            score = (0.6 if good else 0.1) + 0.01 * k + shift
+            verdicts.append({"id": i, "answer_sha256": answer_sha256(text),
+                             "contains": {"verdict": "correct", "detail": "", "score": 1.0},
+                             "llm": {"verdict": "correct", "detail": "", "score": score}})
+            grades.append(Grade(answer_sha256(text), c, "t", i, "", "correct" if good else "incorrect"))
+            answer_rows.append({"config": c, "id": i, "slice": "main", "doc": f"d{k % 4}", "answerable": 1,
+                                "refusal": 0, "relevant_in_prompt": 1, "contains_reference": 1,
+                                "token_f1": 0.1 + 0.01 * k + 2 * shift})
+            retrieval_rows.append({"config": c, "id": i, "answerable": 1, "top_score": 0.5})
+        judgments[c] = {"status": "ok", "reason": None,
+                        "judges": {"contains": {"status": "ok"}, "llm": {"status": "ok"}}, "verdicts": verdicts}
+    return answer_rows, retrieval_rows, judgments, grades
+
+
+def test_answered_configs_are_compared_on_every_answer_by_token_f1_and_the_primary_judges_score():
+    answer_rows, retrieval_rows, judgments, grades = two_config_fixture()
+    metrics, detail, verdicts, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows,
+                                               judgments=judgments, checks=None, grades=grades,
+                                               judges=["llm", "contains"], settings=SETTINGS, threshold_folds=4)
+    assert detail["scores"]["primary"] == "llm"
+    mc = detail["measure_comparison"]
+    assert mc["baseline"] == "dense" and list(mc["measures"]) == ["token_f1", "llm_score"]
+    f1 = mc["measures"]["token_f1"]["configs"]["hybrid"]
+    assert (f1["n"], f1["token_f1"]["delta"], f1["token_f1"]["fixed"], f1["token_f1"]["broken"]) == (24, 0.2, 24, 0)
+    llm = mc["measures"]["llm_score"]["configs"]["hybrid"]["llm_score"]
+    # the llm score is joined from the verdict rows, as `rag-ablation diff --measure llm_score` reads verdicts.csv
+    by_key = {(v["config"], v["id"]): float(v["llm_score"]) for v in verdicts}
+    expected = np.mean([by_key[("hybrid", f"q{k:02d}")] - by_key[("dense", f"q{k:02d}")] for k in range(24)])
+    assert llm["delta"] == round(expected, 4) == 0.1 and llm["real"] == 1
+    assert metrics["measure_comparison"]["measures"]["llm_score"]["configs"]["hybrid"]["llm_score"]["delta"] == 0.1
+    text = render_answers(detail, configs=["dense", "hybrid"], judges=["llm", "contains"], confidence=0.95)
+    assert "## Answer configs compared on every answer" in text
+    assert "| LLM judge P(correct) | `hybrid` | 24 | " in text and "real gain" in text

@@ -22,6 +22,7 @@ from conftest import FIXTURES, ROOT
 from rag_ablation.core.config import StatsConfig, load_config
 from rag_ablation.core.errors import InvalidData, MissingInput
 from rag_ablation.evaluation.report import html, html_assets, html_data
+from rag_ablation.evaluation.statistics.answer_verdicts import measure_comparison
 from rag_ablation.evaluation.statistics.stats import analyze, to_metrics
 from rag_ablation.evaluation.statistics.sweep import pareto_front
 
@@ -36,6 +37,18 @@ HITS = {  # hit@5 per answerable question q0..q7
 }  # hybrid_rerank (in the fixture params) has an unavailable run
 CHANGED = {"q0", "q2", "q3", "q7"}
 P95 = {"dense": 2.0, "bm25": 5.0, "hybrid": 3.0, "rewrite": 50.0}
+F1 = {"bm25": [0.0, 0.1, 0.2, 0.0, 0.3, 0.1, 0.0, 0.2], "hybrid": [0.5, 0.4, 0.6, 0.3, 0.7, 0.4, 0.5, 0.6]}
+"""Token F1 of the answered configs' answers to q0..q7 (hybrid better on every one)."""
+
+
+def measure_block() -> dict:
+    """judge_eval's ``measure_comparison`` of the fixture, written by the library: hybrid against
+    bm25 on token F1, and a judge score that is unavailable (its reason carries markup)."""
+    rows = [{"config": c, "id": f"q{i}", "slice": SLICES[i], "doc": f"d{i}", "answerable": 1, "token_f1": v,
+             "llm_score": None} for c, values in F1.items() for i, v in enumerate(values)]
+    out = measure_comparison(rows, ["bm25", "hybrid"], measures=["token_f1"], settings=StatsConfig(resamples=200))
+    out["measures"]["llm_score"] = {"status": "unavailable", "label": "LLM judge P(correct)", "reason": "no score <b>x</b>"}
+    return out
 
 
 def span(i: int) -> str:
@@ -144,7 +157,8 @@ def tiny_project(d: Path) -> Path:
                             "difference": {"estimate": 0.125, "low": -0.25, "high": 0.5, "method": "cluster-percentile"},
                             "fixed": 2, "broken": 1, "fixed_ids": ["q1", "q7"], "broken_ids": ["q2"],
                             "both_right": 3, "both_wrong": 2, "p_mcnemar": 1.0},
-                 "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}}}
+                 "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}},
+             "measure_comparison": measure_block()}
     write(d / "metrics/judge_detail.json", json.dumps(judge))
     for name, ms in P95.items():
         write(d / f"metrics/latency/{name}.json", json.dumps({"timing": "warm", "total": {"p95_ms": ms}}))
@@ -311,6 +325,12 @@ def test_judge_panel_and_sweep(data):
         {"config": "hybrid", "n": 8, "baseline_accuracy": 0.5, "accuracy": 0.625, "delta": 0.125, "ci_low": -0.25,
          "ci_high": 0.5, "method": "cluster-percentile", "fixed": ["q1", "q7"], "broken": ["q2"], "p_mcnemar": 1.0},
         {"config": "dense", "reason": "no question hand-graded for both"}]
+    f1, llm = data["judge"]["measures"]
+    assert (f1["measure"], f1["baseline"], llm["reason"]) == ("token_f1", "bm25", "no score <b>x</b>") and not llm["rows"]
+    (row,) = f1["rows"]
+    gain = sum(F1["hybrid"]) / 8 - sum(F1["bm25"]) / 8
+    assert (row["config"], row["n"], row["better"], row["worse"]) == ("hybrid", 8, 8, 0)
+    assert row["delta"] == pytest.approx(gain, abs=1e-4) and row["verdict"] == "real gain"  # p = 2 / 2^8
     assert [r["candidate"] for r in data["sweep"]["rows"]] == ["bm25@a", "dense@a"]
 
 
@@ -462,7 +482,7 @@ FIXED_DATA = {
     "questions": [{"id": "q0", "question": "<script>x</script> & \u2028 {style} {app}"}],
 }
 """The smallest data ``html.page`` takes, with text that must stay data."""
-FIXED_PAGE_SHA256 = "8a3371ea9079fcd2686cae874c4bca7bb0e46c7c2f47280befcc93206ec5542d"
+FIXED_PAGE_SHA256 = "288f68d2e85a02f8b560674cd1bfa81178288487fce4b9785ed84e12d09f25ab"
 """SHA-256 of ``html.page(FIXED_DATA, {"vega": ...})`` as the page was built when the skeleton,
 style and script were still strings in html.py (issue 33): moving them into assets/ changed no
 byte. Re-pinned for issue 36 (the cost charts' fixed axes, placed names and front legend, the
@@ -470,14 +490,15 @@ verdict arrows, intervals on a second line, the fixed/broken filter, the searche
 relevant rank), after looking at the page in chromium (test_html_reader_browser.py); and for issue 34
 (the judges' scores table, ROC chart and canary warnings, test_html_browser.py); and for issue 35 (each
 note names the verdicts' measure and paired test, nDCG@10 and recall@100 columns, the grid's own
-measure, the sweep's measure, the cost floor in the front note: test_html_browser.py). A change to
+measure, the sweep's measure, the cost floor in the front note; the answered configs compared on
+every answer by token F1 and the primary judge's score: test_html_browser.py). A change to
 report.html, report.css or report.js (or to how they are put together) shows here: check the
 page in a browser (test_html_browser.py), then put the new hash here."""
 
 
 def test_the_page_assembled_from_its_files_is_byte_for_byte_the_pinned_one():
     page = html.page(FIXED_DATA, {"vega": "var vega = 1; // </script> <!-- x {data}"})
-    assert len(page.encode("utf-8")) == 33431
+    assert len(page.encode("utf-8")) == 35308
     assert hashlib.sha256(page.encode("utf-8")).hexdigest() == FIXED_PAGE_SHA256
     files = html_assets.read_page_files()
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")

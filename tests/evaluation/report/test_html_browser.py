@@ -85,6 +85,12 @@ def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
         # the fixture's interval resampled source documents (stats.cluster): the note above the table says so
         note = browser.evaluate("document.querySelector('table.answer-comparison').previousElementSibling.textContent")
         assert "paired bootstrap interval (resampling whole source documents: stats.cluster), the questions" in note
+        cells = browser.evaluate("Array.from(document.querySelectorAll('table.answer-measures tbody tr'))"
+                                 ".map(r => Array.from(r.cells).map(c => c.textContent))")
+        assert [c[:4] + c[5:6] + c[8:] for c in cells] == [
+            ["token F1", "hybrid", "8", "0.113 / 0.500", "8 / 0", "\u25b2 real gain"],
+            ["LLM judge P(correct)", "", "unavailable: no score <b>x</b>", "", "", ""]]  # the reason shown as text
+        assert browser.evaluate("document.querySelectorAll('table.answer-measures b').length") == 0
 
         browser.evaluate("document.querySelector('#grid-table tr.qrow[data-q=\"q0\"] td.cell[data-config=\"dense\"] a')"
                          ".click()")
@@ -134,8 +140,17 @@ def test_the_example_page_is_small_and_every_count_matches_the_scores(tmp_path):
     with Chromium(CHROMIUM, tmp_path / "profile") as browser:
         open_page(browser, out)
         browser.screenshot(tmp_path / "first_screen.png")
-        # forest, cost, answers, ROC; the committed sweep predates its data set key: hidden
-        assert browser.evaluate("document.body.getAttribute('data-charts')") == "4"
+        # forest, cost, answers, ROC, and the sweep when metrics/sweep.json was made on the example's data set
+        sweep_path = ROOT / "metrics/sweep.json"
+        sweep = json.loads(sweep_path.read_text()) if sweep_path.exists() else {}
+        shown = sweep.get("dataset") == params.get("dataset") and bool(sweep.get("ranking"))
+        assert browser.evaluate("document.body.getAttribute('data-charts')") == str(4 + shown)
+        # the answered configs on every answer: one row per measure and compared config, as judge_detail.json has them
+        block = json.loads((ROOT / "metrics/judge_detail.json").read_text())["measure_comparison"]
+        expected_rows = [[block["measures"][m]["label"], c] for m in block["order"]
+                         for c in block["measures"][m].get("configs", {"": 0})]
+        assert browser.evaluate("Array.from(document.querySelectorAll('table.answer-measures tbody tr'))"
+                                ".map(r => [r.cells[0].textContent, r.cells[1].textContent])") == expected_rows
         compared = browser.evaluate("window.reportData.forest.length")
         assert compared > 0 and marks(browser, "forest") == compared
         assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == n_questions

@@ -127,3 +127,28 @@ def test_stats_settings_read_auto_as_the_stage_used_it():
     spans = {"a": {"available": 1, "recall_at_5": {}}, "b": {"available": 1, "ndcg_at_10": {}}}
     assert mv.stats_settings(StatsConfig(), spans, ["a", "b"]).measure == "hit_at_5"
     assert mv.stats_settings(StatsConfig(measure="rr_at_10"), graded, ["a"]).measure == "rr_at_10"
+
+
+def test_measure_comparisons_read_each_measure_its_rows_and_their_verdicts():
+    change = {"delta": -0.05, "ci_low": -0.09, "ci_high": -0.01, "fixed": 2, "broken": 9, "margin": 0.01,
+              "p_sign_flip": 0.004, "p_holm": 0.008, "family": 2, "real": 1}
+    noise = {**change, "delta": 0.01, "ci_low": -0.02, "ci_high": 0.04, "p_sign_flip": 0.5, "p_holm": 0.5, "real": 0}
+    detail = {"measure_comparison": {"baseline": "dense", "order": ["token_f1", "combined_score"], "measures": {
+        "token_f1": {"status": "ok", "label": "token F1", "test": "sign-flip", "configs": {
+            "hybrid": {"status": "ok", "n": 40, "baseline_mean": 0.3, "mean": 0.25, "token_f1": change},
+            "bm25": {"status": "ok", "n": 40, "baseline_mean": 0.3, "mean": 0.31, "token_f1": noise},
+            "gone": {"status": "unavailable", "reason": "no answerable question answered by both dense and gone"}}},
+        "combined_score": {"status": "unavailable", "reason": "combined judge score is empty for 3 answer(s) of bm25"}}}}
+    f1, combined = mv.measure_comparisons(detail)
+    assert (f1.measure, f1.label, f1.test, f1.baseline, f1.reason) == ("token_f1", "token F1", "sign-flip", "dense", None)
+    hybrid, bm25, gone = f1.rows
+    assert (hybrid.n, hybrid.mean, hybrid.delta, hybrid.better, hybrid.worse, hybrid.p, hybrid.p_holm) == (
+        40, 0.25, -0.05, 2, 9, 0.004, 0.008)
+    assert (hybrid.verdict, bm25.verdict) == ("real loss", "within the noise")
+    assert gone == mv.MeasureRow("gone", reason="no answerable question answered by both dense and gone")
+    assert combined.rows == () and combined.reason == "combined judge score is empty for 3 answer(s) of bm25"
+    assert mv.measure_comparisons({}) == () == mv.measure_comparisons({"measure_comparison": {}})
+    # without "order" (the file's keys are sorted), file order
+    unordered = {"measure_comparison": {k: v for k, v in detail["measure_comparison"].items() if k != "order"}}
+    unordered["measure_comparison"]["measures"] = dict(sorted(unordered["measure_comparison"]["measures"].items()))
+    assert [m.measure for m in mv.measure_comparisons(unordered)] == ["combined_score", "token_f1"]

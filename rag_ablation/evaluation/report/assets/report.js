@@ -426,6 +426,30 @@ window.renderQuestion = renderQuestion;
               Number(r.p_mcnemar).toPrecision(3), links(r.fixed), links(r.broken)];
     }), "answer-comparison"));
   }
+  var Ms = J.measures || [];
+  if (Ms.length) {
+    var pv = function (x) { return x === null || x === undefined ? "n/a" : x < 0.001 ? "<0.001" : Number(x).toFixed(3); };
+    var margin = null;
+    Ms.forEach(function (m) { m.rows.forEach(function (r) { if (r.margin !== undefined) margin = r.margin; }); });
+    var mrows = [];
+    Ms.forEach(function (m) {
+      if (m.reason) { mrows.push({cls: "unavailable", cells: [m.label, "", "unavailable: " + m.reason, "", "", "", "", "", ""]}); return; }
+      m.rows.forEach(function (r) {
+        if (r.reason) { mrows.push({cls: "unavailable", cells: [m.label, r.config, "unavailable: " + r.reason, "", "", "", "", "", ""]}); return; }
+        mrows.push([m.label, r.config, String(r.n), num(r.baseline_mean) + " / " + num(r.mean), withCi(r, signed),
+                    r.better + " / " + r.worse, pv(r.p), pv(r.p_holm), verdictCell(r.verdict)]);
+      });
+    });
+    box.appendChild(el("h3", {text: "Answer configs compared on every answer"}));
+    box.appendChild(el("p", {cls: "small", text: "Each answered config against " + Ms[0].baseline + " on every " +
+      "answerable question both answered (not only the graded ones), paired by question, on token F1 (no judge " +
+      "decides it) and on the primary judge's score: the change of the mean with its paired bootstrap interval, the " +
+      "questions better / worse" + (margin !== null ? " by more than " + margin : "") + " (stats.margin), the paired " +
+      "sign-flip test and its Holm adjustment over the configs. A score is the judge's, not a person's: where this " +
+      "and the hand-graded comparison disagree, trust the hand grades."}));
+    box.appendChild(table(["measure", "config", "questions", Ms[0].baseline + " / config", "change (interval)",
+                           "better / worse", "p", "Holm p", "verdict"], mrows, "answer-measures"));
+  }
   var p = J.position;
   box.appendChild(el("p", {cls: "small", text: p.pairs !== undefined ?
     "Position consistency: " + p.consistent + "/" + p.pairs + " pairs judged the same in both orders (" +
