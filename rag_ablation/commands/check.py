@@ -29,6 +29,14 @@ request, ``--junit FILE`` JUnit XML (one testcase per config and slice; a failur
 the reasons; skipped when too small) and ``--json FILE`` the numbers of ``metrics/gate.json``
 (see :func:`to_metrics`).
 
+``--measure COLUMN`` gates another per-question column than ``gate.measure`` for one run; the
+floors are written for ``gate.measure``'s column, so another column is gated without them (a
+note says so). An answer measure (``token_f1``, ``contains_reference``, ``llm_score``,
+``combined_score``: ``comparison.ANSWER_MEASURES``) gates the answered configs' answers
+(``revision_diff.measure_rows``) against those committed at ``--against`` (a revision or a DVC
+experiment); it needs ``--against`` (the baseline file holds retrieval scores only) and refuses
+``--accept``, and the output is titled "Answer gate".
+
 Exit status: 0 PASS, 1 FAIL, 2 when the two sides cannot be compared (:class:`Incomparable`: a
 gated config without rows on one side, questions on one side only, a question whose
 ``answerable``, ``slice``, ``doc`` or ``n_relevant`` changed -- its span, its labels or the
@@ -40,15 +48,20 @@ import argparse
 import sys
 from pathlib import Path
 
+from dataclasses import replace
+
 from rag_ablation.commands.diff import PARAMS
-from rag_ablation.core.config import GateConfig, Params, StatsConfig, load_config
+from rag_ablation.core.config import MEASURE_CHOICES, GateConfig, Params, StatsConfig, load_config
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_json, write_text
 from rag_ablation.evaluation.gate.baseline import BASELINE, accepted_rows, read_baseline, write_baseline
 from rag_ablation.evaluation.gate.formats import format_markdown, format_text, to_junit, to_metrics
-from rag_ablation.evaluation.gate.rules import EXIT_FAIL, Incomparable, require_searched, run_gate
+from rag_ablation.evaluation.gate.rules import (EXIT_FAIL, GateResult, Incomparable, gated_measure, require_searched,
+                                                run_gate)
 from rag_ablation.evaluation.scoring.scores import parse_scores, read_scores
-from rag_ablation.evaluation.statistics.revision_diff import SCORES, read_scores_at
+from rag_ablation.evaluation.statistics.comparison import ANSWER_MEASURES, measure_label, measure_of_rows
+from rag_ablation.evaluation.statistics.revision_diff import SCORES, measure_rows, read_scores_at
+from rag_ablation.support.sides import WORKSPACE, Side, resolve_side
 
 
 def build_parser(prog: str = "rag-ablation check") -> argparse.ArgumentParser:
@@ -62,6 +75,11 @@ def build_parser(prog: str = "rag-ablation check") -> argparse.ArgumentParser:
                     help=f"the workspace's per-question scores (default: {SCORES})")
     ap.add_argument("--config", action="append", default=[], metavar="NAME",
                     help="gate this config instead of gate.configs (repeatable)")
+    ap.add_argument("--measure", choices=(*MEASURE_CHOICES, *ANSWER_MEASURES), default=None,
+                    help="gate this per-question column instead of gate.measure: a retrieval column, or an "
+                         "answer measure of answered configs (token_f1, contains_reference, llm_score, "
+                         "combined_score; needs --against). gate.floor is written for gate.measure, so "
+                         "another column is gated without floors")
     ap.add_argument("--md", type=Path, metavar="FILE", help="also write Markdown for a pull request")
     ap.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML for CI")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers (as metrics/gate.json)")
@@ -96,11 +114,60 @@ def _accept(args: argparse.Namespace, rules: GateConfig, settings: StatsConfig, 
     print(f"accepted: {len(rows)} rows of {', '.join(configs)} written to {path}; commit it")
 
 
+def _answer_sides(args: argparse.Namespace, configs: tuple[str, ...]) -> tuple[str, list[dict], list[dict]]:
+    """``(against, base rows, workspace rows)`` of an answer measure: the answer scores (with the
+    judge score joined in, ``revision_diff.measure_rows``) committed at ``--against`` (a revision
+    or a DVC experiment) and in the workspace. The baseline file holds retrieval scores only; a
+    gated config the workspace did not answer is a UserError naming those answered."""
+    if args.accept:
+        raise UserError(f"--accept writes the retrieval baseline file; {args.measure} is an answer measure, gated "
+                        "against a revision: drop --accept, or drop --measure to accept the retrieval scores")
+    if not args.against:
+        raise UserError(f"{args.measure} is an answer measure: it is gated against the answers committed at a "
+                        f"revision, not the retrieval baseline file ({BASELINE}); add --against REV, e.g. "
+                        f"`rag-ablation check --against main --measure {args.measure}`")
+    side = resolve_side(args.against)
+    new = measure_rows(Side(WORKSPACE, "workspace", None), args.measure)
+    answered = sorted({str(r["config"]) for r in new})
+    unanswered = [c for c in configs if c not in answered]
+    if unanswered:
+        raise UserError(f"gated config(s) {', '.join(map(repr, unanswered))} have no answers in the workspace "
+                        f"(answered configs: {', '.join(answered) or 'none'}; generation.configs): gate an answered "
+                        "config with --config NAME")
+    return f"{side.label} ({(side.commit or '')[:10]})", measure_rows(side, args.measure), new
+
+
+def _with_measure(rules: GateConfig, measure: str | None, rows: list[dict], configs: tuple[str, ...]) -> GateConfig:
+    """``rules`` gating ``measure`` when one is given: floors kept only when it is the column
+    ``gate.measure`` stands for on these rows (``gate.floor`` is written for that one); a note
+    on stdout says when they are dropped."""
+    if measure is None:
+        return rules
+    gated = [r for r in rows if r["config"] in configs]
+    own = None if measure in ANSWER_MEASURES else gated_measure(rules, gated)
+    column = measure if measure in ANSWER_MEASURES else measure_of_rows(measure, gated, default=f"hit_at_{rules.k}")
+    if column == own:
+        return replace(rules, measure=column)
+    if rules.floor is not None:
+        print(f"note: gate.floor is written for gate.measure ({measure_label(own) if own else 'a retrieval measure'}); "
+              f"{measure_label(column)} is gated without floors (newly failing and the margin rule only)")
+    return replace(rules, measure=column, floor=None)
+
+
 def run(args: argparse.Namespace) -> None:
     rules, settings, dataset, params = _params()
+    configs = tuple(args.config or rules.configs)
     if params is not None:  # a config left out of run_configs: say so, not "no rows"
-        require_searched(args.config or rules.configs, params)
+        require_searched(configs, params)
+    if args.measure in ANSWER_MEASURES:
+        against, base, new = _answer_sides(args, configs)
+        rules = _with_measure(rules, args.measure, new, configs)
+        result = run_gate(base, new, rules=rules, settings=settings, against=against, configs=args.config,
+                          dataset=dataset)
+        _report(args, result)
+        return
     new = read_scores(args.scores)
+    rules = _with_measure(rules, args.measure, new, configs)
     if args.accept:
         _accept(args, rules, settings, new)
         return
@@ -113,6 +180,11 @@ def run(args: argparse.Namespace) -> None:
         against, base = str(path), read_baseline(path)
     result = run_gate(base, new, rules=rules, settings=settings, against=against, configs=args.config,
                       dataset=dataset)
+    _report(args, result)
+
+
+def _report(args: argparse.Namespace, result: GateResult) -> None:
+    """Write the result where asked (``--md``, ``--junit``, ``--json``), print it, exit 1 on FAIL."""
     if args.md:
         write_text(args.md, format_markdown(result))
     if args.junit:

@@ -134,3 +134,71 @@ def test_a_gated_config_left_out_of_run_configs_is_named_with_the_reason(tmp_pat
 def test_help_lists_the_command():
     res = subprocess.run([sys.executable, "-m", "rag_ablation.commands.main", "--help"], capture_output=True, text=True)
     assert res.returncode == 0 and "\n  check " in res.stdout
+
+
+def answered_repo(tmp_path):
+    """Tag ``base``: 24 answers of bm25, token F1 0.5 and the combined judge's score 0.6 each; the
+    workspace: token F1 0.2 on q0-q2 (dropped by 0.3 > stats.margin), the combined score unchanged."""
+    import shutil
+
+    from score_rows import answer_row, write_answers, write_verdicts
+
+    from conftest import FIXTURES
+
+    d = tmp_path / "repo"
+    (d / "metrics/scores").mkdir(parents=True)
+    shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
+    git(d, "init", "-q", "-b", "main")
+    rows = [answer_row("bm25", f"q{i:02d}", 1) for i in range(24)]
+    write_answers(d / "metrics/scores/answers.csv", rows)
+    write_verdicts(d / "metrics/scores/verdicts.csv", [{"config": "bm25", "id": r["id"], "llm_score": "",
+                                                        "combined_score": "0.6"} for r in rows])
+    git(d, "add", "metrics")
+    git(d, "commit", "-q", "-m", "answers")
+    git(d, "tag", "base")
+    write_answers(d / "metrics/scores/answers.csv", [{**r, "token_f1": 0.2} if i < 3 else r for i, r in enumerate(rows)])
+    return d
+
+
+def test_answers_are_gated_against_a_revision_on_token_f1_or_a_judge_score(tmp_path, check_here):
+    d = answered_repo(tmp_path)
+    code, out = check_here(d, "--against", "base", "--measure", "token_f1")
+    assert code == EXIT_FAIL, out
+    # gate.floor (0.5) is written for recall@5: the answer measure is gated without it
+    assert out.startswith("note: gate.floor is written for gate.measure (a retrieval measure); token F1 is gated "
+                          "without floors")
+    assert "Answer gate: token F1 of bm25 against base (" in out and "no floor" in out
+    # the mean (21 x 0.5 + 3 x 0.2) / 24; three questions dropped by more than the margin, one allowed
+    assert f"bm25 all: token F1 = {(21 * 0.5 + 3 * 0.2) / 24:.3f}, newly failing ['q00', 'q01', 'q02'], newly passing []" in out
+    assert "FAIL: 2 of 2 gated slice(s) failed: bm25/all, bm25/main" in out
+    code, out = check_here(d, "--against", "base", "--measure", "combined_score", "--md", "gate.md")
+    assert code == 0 and "bm25 all: combined judge score = 0.600, newly failing []" in out
+    assert (d / "gate.md").read_text().startswith("### Answer gate: PASS")
+
+
+@pytest.mark.bad_input
+def test_an_answer_gate_without_a_revision_or_of_an_unanswered_config_is_one_line(tmp_path, check_here):
+    d = answered_repo(tmp_path)
+    code, message = check_here(d, "--measure", "token_f1")
+    assert code == 2 and message == (
+        "token_f1 is an answer measure: it is gated against the answers committed at a revision, not the retrieval "
+        "baseline file (metrics/gate_baseline.csv); add --against REV, e.g. "
+        "`rag-ablation check --against main --measure token_f1`")
+    code, message = check_here(d, "--against", "base", "--measure", "token_f1", "--accept")
+    assert code == 2 and message.startswith("--accept writes the retrieval baseline file; token_f1 is an answer measure")
+    code, message = check_here(d, "--against", "base", "--measure", "token_f1", "--config", "dense")
+    assert code == 2 and message == ("gated config(s) 'dense' have no answers in the workspace (answered configs: bm25; "
+                                     "generation.configs): gate an answered config with --config NAME")
+    code, message = check_here(d, "--against", "base", "--measure", "llm_score")
+    assert code == 2 and "measure 'llm_score' is empty for config(s) bm25" in message
+
+
+def test_another_retrieval_measure_is_gated_without_the_floors(tmp_path, committed, check_here):
+    d = project(tmp_path, committed, of(committed, GATED))
+    code, out = check_here(d)
+    assert code == 0 and "recall@5 of hybrid_heading" in out and "no floor" not in out
+    code, out = check_here(d, "--measure", "hit_at_5")  # the column gate.measure stands for: floors kept
+    assert code == 0 and "note:" not in out and "no floor" not in out
+    code, out = check_here(d, "--measure", "hit_at_10")
+    assert code == 0 and out.startswith("note: gate.floor is written for gate.measure (recall@5); recall@10 is gated "
+                                        "without floors") and "recall@10 of hybrid_heading" in out and "no floor" in out

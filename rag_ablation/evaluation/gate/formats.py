@@ -17,8 +17,14 @@ from typing import Any
 from rag_ablation.core.config import GateConfig
 from rag_ablation.evaluation.gate.rules import ALL, GateResult, SliceResult
 from rag_ablation.evaluation.report.formatting import num, signed, table
-from rag_ablation.evaluation.statistics.comparison import is_binary, measure_label, rounded
+from rag_ablation.evaluation.statistics.comparison import ANSWER_MEASURES, is_binary, measure_label, rounded
 from rag_ablation.evaluation.statistics.inference import CHANGE_INTERVAL, interval_dict
+
+
+def gate_title(r: GateResult) -> str:
+    """``Answer gate`` when the gated column is an answer measure (``rag-ablation check --measure
+    token_f1``), else ``Retrieval gate``."""
+    return "Answer gate" if r.measure in ANSWER_MEASURES else "Retrieval gate"
 
 
 def _floors(rules: GateConfig) -> str:
@@ -71,7 +77,7 @@ def verdict_line(s: SliceResult, r: GateResult) -> str:
 
 def format_text(r: GateResult) -> str:
     """The terminal form: the rules, two lines per config and slice, then the overall verdict."""
-    lines = [f"Retrieval gate: {rules_text(r)}", ""]
+    lines = [f"{gate_title(r)}: {rules_text(r)}", ""]
     for s in r.slices:
         lines += [summary_line(s), f"  {verdict_line(s, r)}"]
     lines += ["", f"{'PASS' if r.passed else 'FAIL'}: {r.reason}"]
@@ -95,7 +101,7 @@ def format_markdown(r: GateResult) -> str:
                      f"{s.baseline_recall:.3f}{_count(s.baseline_hits, s)}",
                      f"{signed(s.change.estimate)} ({signed(s.change.low)} to {signed(s.change.high)})",
                      str(len(s.newly_failing)), str(len(s.newly_passing)), verdict])
-    parts = [f"### Retrieval gate: {'PASS' if r.passed else 'FAIL'}", "", rules_text(r), "", table(header, rows)]
+    parts = [f"### {gate_title(r)}: {'PASS' if r.passed else 'FAIL'}", "", rules_text(r), "", table(header, rows)]
     changed = [s for s in r.slices if s.slice != ALL and (s.newly_failing or s.newly_passing)]
     if changed:
         parts += ["", "**Questions that changed**", ""]

@@ -185,7 +185,8 @@ ACCEPT_HINT = "review the change, then make the workspace the new baseline with 
 
 def check_comparable(name: str, base_rows: Sequence[Row], new_rows: Sequence[Row], *, against: str) -> None:
     """Raise :class:`Incomparable` unless ``name`` has the same questions on both sides, each
-    with the same ``answerable``, ``slice``, ``doc`` and ``n_relevant``. The message names the
+    with the same ``answerable``, ``slice``, ``doc`` and ``n_relevant`` (a field neither side's
+    row holds is not compared: answer rows have no ``n_relevant``). The message names the
     questions (at most :data:`MAX_IDS` per kind) and what changed."""
     base = {r["id"]: r for r in base_rows}
     new = {r["id"]: r for r in new_rows}
@@ -197,8 +198,8 @@ def check_comparable(name: str, base_rows: Sequence[Row], new_rows: Sequence[Row
     if only_new:
         problems.append(f"{len(only_new)} question(s) only in the workspace: {_ids(only_new)}")
     for field in COMPARED_FIELDS:
-        changed = [f"{i} ({base[i][field]!r} -> {new[i][field]!r})" for i in new
-                   if i in base and base[i][field] != new[i][field]]
+        changed = [f"{i} ({base[i].get(field)!r} -> {new[i].get(field)!r})" for i in new
+                   if i in base and (field in base[i] or field in new[i]) and base[i].get(field) != new[i].get(field)]
         if changed:
             why = {"n_relevant": " (the span labels or this config's chunking changed)",
                    "doc": " (the span moved to another document)"}.get(field, "")
