@@ -836,6 +836,24 @@ PAIRED_MEASURES = (*BINARY_MEASURES, *CONTINUOUS_MEASURES)
 """Every per-question column of ``metrics/scores/retrieval.csv`` a verdict can be given on."""
 MEASURE_CHOICES = (AUTO_MEASURE, *PAIRED_MEASURES)
 """What ``stats.measure``, ``gate.measure`` and every ``--measure`` accept."""
+ANSWER_COLUMNS = ("contains_reference", "token_f1", "llm_score", "combined_score")
+"""The per-answer columns (``rag_ablation.evaluation.statistics.comparison.ANSWER_MEASURES``):
+``--measure`` of ``diff``, ``sweep-report`` and ``check`` takes them; ``stats.measure`` and
+``gate.measure`` do not (:func:`retrieval_measure` says where they are compared instead)."""
+
+
+def retrieval_measure(v: Any, where: str) -> str:
+    """``stats.measure`` / ``gate.measure``: one of :data:`MEASURE_CHOICES`. An answer column is
+    refused with where answers are compared: judge_eval between the answered configs, and the
+    commands across revisions, experiments and in the gate."""
+    if v in ANSWER_COLUMNS:
+        raise ConfigError(
+            f"{where}: expected one of {', '.join(MEASURE_CHOICES)} (a retrieval column), got {v!r}, an answer "
+            "measure: the answered configs are compared on token F1 and the primary judge's score by judge_eval "
+            "(the report's \"Answer configs compared on every answer\"); across revisions with "
+            f"`rag-ablation diff REV --measure {v}`, across experiments with `rag-ablation sweep-report --measure "
+            f"{v}`, and gated with `rag-ablation check --against main --measure {v}`")
+    return one_of(*MEASURE_CHOICES)(v, where)
 
 
 @dataclass(frozen=True)
@@ -875,7 +893,7 @@ class StatsConfig:
         if defaults["baseline"] not in selected:  # the default baseline, else the first config that runs
             defaults["baseline"] = selected[0]
         v = read_block(spec, "stats", {
-            "baseline": one_of(*retrieval), "measure": one_of(*MEASURE_CHOICES),
+            "baseline": one_of(*retrieval), "measure": retrieval_measure,
             "margin": unit_number, "method": one_of(*INTERVAL_METHODS), "cluster": boolean,
             "resamples": positive_int, "seed": integer,
             "confidence": _open_unit, "min_slice": positive_int, "subsample_sizes": _sizes,
@@ -941,7 +959,7 @@ class GateConfig:
         defaults["configs"] = tuple(c for c in answered if c in selected) or selected[:1]
         v = read_block(spec, "gate", {
             "configs": _config_names(retrieval, "a non-empty list of retrieval config names"),
-            "measure": one_of(*MEASURE_CHOICES), "k": _gate_k, "floor": _floor,
+            "measure": retrieval_measure, "k": _gate_k, "floor": _floor,
             "max_newly_failing": non_negative_int, "non_inferiority_margin": unit_number,
             "min_questions": positive_int}, defaults=defaults)
         return cls(**v)

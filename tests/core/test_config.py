@@ -174,6 +174,17 @@ def test_config_names_must_suit_dvc():
 
 
 @pytest.mark.bad_input
+@pytest.mark.parametrize("key", ["stats.measure", "gate.measure"])
+def test_an_answer_measure_for_the_stages_says_where_answers_are_compared(key):
+    message = error_of(with_change(key, "token_f1"))
+    assert message.startswith(f"{key}: expected one of auto, hit_at_1, hit_at_5, hit_at_10, rr_at_10, ndcg_at_10, "
+                              "recall_at_100 (a retrieval column), got 'token_f1', an answer measure: ")
+    assert "`rag-ablation diff REV --measure token_f1`" in message
+    assert "`rag-ablation check --against main --measure token_f1`" in message
+    assert "expected one of auto" in error_of(with_change(key, "f1"))  # any other name: the plain choice
+
+
+@pytest.mark.bad_input
 def test_yaml_syntax_error_names_line_and_column(tmp_path):
     (tmp_path / "params.yaml").write_text("chunk_size: 800\nlabels:\n  window: [30\n")
     with pytest.raises(ConfigError, match=r"is not valid YAML at line \d+, column \d+"):
@@ -198,6 +209,8 @@ def test_name_tuples_match_the_registries():
     assert set(config.BM25_IMPLS) == set(IMPLEMENTATIONS)
     assert set(config.FAISS_INDEXES) == set(BUILDERS)
     assert set(config.TRANSFORM_KINDS) == set(TRANSFORMS)
+    from rag_ablation.evaluation.statistics.comparison import ANSWER_MEASURES, JUDGE_SCORES
+    assert set(JUDGE_SCORES) <= set(ANSWER_MEASURES) == set(config.ANSWER_COLUMNS)
     assert set(config.LLM_BACKENDS) - {config.NO_LLM} == set(BACKENDS)
 
 

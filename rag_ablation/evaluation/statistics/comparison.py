@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from rag_ablation.core.config import (
+    ANSWER_COLUMNS,
     AUTO_MEASURE,
     BINARY_MEASURES,
     CONTINUOUS_MEASURES,
@@ -89,12 +90,13 @@ logistic model over the judges' scores). A cell is empty where the judge gave no
 backend that returns no probabilities; no hand grades to fit the combined judge on). The other
 judges' scores are answer measures already (``token_f1``; ``contains`` is ``contains_reference``)."""
 
-ANSWER_MEASURES: dict[str, str] = {"contains_reference": "contains_reference", "token_f1": "token_f1",
-                                   **JUDGE_SCORES}
+ANSWER_MEASURES: dict[str, str] = {name: name for name in ANSWER_COLUMNS}
 """The per-question answer measures (one row per answered question and config), each the mean of
 its own column: ``contains_reference`` 0/1 and ``token_f1`` continuous (``metrics/scores/answers.csv``),
-and the :data:`JUDGE_SCORES`. ``rag-ablation diff --measure`` and ``sweep-report --measure``
-compare them; the stats stage and the gate do not (they compare retrieval configs, most of
+and the :data:`JUDGE_SCORES` (names from ``core.config.ANSWER_COLUMNS``). ``rag-ablation diff
+--measure``, ``sweep-report --measure`` and ``check --measure`` compare them, and judge_eval
+compares the answered configs on them (``statistics.answer_verdicts``); ``stats.measure`` and
+``gate.measure`` do not (the stats stage and the gate stage compare retrieval configs, most of
 which answer nothing)."""
 
 RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES, **ANSWER_MEASURES}.items()}
