@@ -46,9 +46,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
 
 from rag_ablation.commands.diff import PARAMS
 from rag_ablation.core.config import MEASURE_CHOICES, GateConfig, Params, StatsConfig, load_config
