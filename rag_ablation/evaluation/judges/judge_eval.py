@@ -69,7 +69,7 @@ from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_
                                                           sign_test_p, wilson_interval)
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
 from rag_ablation.evaluation.scoring.judge_scores import with_judge_score
-from rag_ablation.evaluation.statistics.answer_verdicts import measure_comparison, verdict_measures
+from rag_ablation.evaluation.statistics.answer_verdicts import baseline_of, measure_comparison, verdict_measures
 from rag_ablation.evaluation.statistics.comparison import JUDGE_SCORES, cluster_labels
 
 VERDICTS = {"correct": True, "incorrect": False, "invalid": None}
@@ -102,20 +102,33 @@ def scores_of(judgment: Mapping[str, Any], judge: str) -> dict[str, float | None
     return {r["id"]: r[judge].get("score") for r in judgment["verdicts"] if judge in r}
 
 
+def no_ppi_reason(graded: int, unlabeled: int) -> str | None:
+    """Why PPI++ does not run on a config with ``graded`` hand-graded answers and ``unlabeled``
+    answers without a grade (it needs at least 2 of each); None when it runs."""
+    if unlabeled == 0:
+        return "every answer is hand-graded: the judge has nothing to add"
+    if unlabeled < 2:
+        return f"{unlabeled} answer without a hand grade: PPI++ needs at least 2"
+    if graded < 2:
+        return "fewer than 2 hand grades"
+    return None
+
+
 def score_accuracy(config: str, ids: Sequence[str], hand: Mapping[str, bool], scored: ScoredJudges, name: str,
                    scores: Mapping[tuple[str, str], float | None], settings: StatsConfig,
                    folds: int) -> dict[str, Any] | None:
     """PPI++ of one config with the judge ``name``'s score as the prediction (cross-PPI for the
     combined judge, whose model is fit on grades), and its split-half check; None when some of
     the config's answers have no score."""
+    unlabeled = [i for i in ids if i not in hand]
+    graded = sorted(hand)
+    with_ppi = no_ppi_reason(len(graded), len(unlabeled)) is None
+    out: dict[str, Any] = {"ppi": None}
     if name == COMBINED:
         feats = {i: scored.features[(config, i)] for i in ids if (config, i) in scored.features}
         if len(feats) < len(ids):
             return None
-        out: dict[str, Any] = {}
-        unlabeled = [i for i in ids if i not in hand]
-        graded = sorted(hand)
-        if len(graded) >= 2 and len(unlabeled) >= 2:
+        if with_ppi:
             chosen = scored.chosen[COMBINED]
             out["ppi"] = crossppi_accuracy([hand[i] for i in graded], [chosen[(config, i)][0] for i in graded],
                                            np.asarray([scored.fold_scores[(config, i)] for i in unlabeled]),
@@ -127,17 +140,13 @@ def score_accuracy(config: str, ids: Sequence[str], hand: Mapping[str, bool], sc
         values = {i: float(v) for i, v in raw.items() if v is not None}
         if len(values) < len(raw):
             return None
-        out = {}
-        unlabeled = [i for i in ids if i not in hand]
-        graded = sorted(hand)
-        if len(graded) >= 2 and len(unlabeled) >= 2:
+        if with_ppi:
             out["ppi"] = ppi_accuracy_scores([hand[i] for i in graded], [values[i] for i in graded],
                                              [values[i] for i in unlabeled], confidence=settings.confidence).as_dict()
         check, reason = split_half_scores(hand, values, seed=settings.seed, splits=settings.ppi_splits,
                                           confidence=settings.confidence)
-    if "ppi" not in out:
-        out["ppi"] = None
-        out["ppi_reason"] = "every answer is hand-graded: the judge has nothing to add"
+    if out["ppi"] is None:
+        out["ppi_reason"] = no_ppi_reason(len(graded), len(unlabeled))
     out["ppi_check"] = check
     if reason:
         out["ppi_check_reason"] = reason
@@ -180,10 +189,10 @@ def config_accuracy(judge_all: Mapping[str, bool | None], hand: Mapping[str, boo
     graded = sorted(hand)
     out: dict[str, Any] = {"judge": judge_only(list(judge_all.values()), confidence=settings.confidence).as_dict()}
     unlabeled = [judge_all[i] for i in sorted(judge_all) if i not in hand]
-    if len(graded) < 2 or len(unlabeled) < 2:
+    reason = no_ppi_reason(len(graded), len(unlabeled))
+    if reason is not None:
         out["ppi"] = None
-        out["ppi_reason"] = ("every answer is hand-graded: the judge has nothing to add" if len(unlabeled) < 2
-                             else "fewer than 2 hand grades")
+        out["ppi_reason"] = reason
     else:
         out["ppi"] = ppi_accuracy([hand[i] for i in graded], [judge_all[i] for i in graded], unlabeled,
                                   confidence=settings.confidence).as_dict()
@@ -204,7 +213,7 @@ def answer_comparison(hand: Mapping[tuple[str, str], bool], configs: Sequence[st
     question missing from ``docs`` is a cluster of its own). Empty with fewer than two configs."""
     if len(configs) < 2:
         return {}
-    base = settings.baseline if settings.baseline in configs else configs[0]
+    base = baseline_of(configs, settings)
     out: dict[str, Any] = {"baseline": base, "configs": {}}
     for c in configs:
         if c == base:

@@ -4,8 +4,8 @@ Only formats numbers already computed (``rag_ablation.evaluation.judges.judge_ev
 every judge with intervals and its disagreements, accuracy per config three ways (hand grades,
 each judge alone, PPI++), the answered configs compared (by hand grades, and on every answer by
 token F1 and the primary judge's score), canaries, bias, failure tables, the two-by-two and
-unanswerable questions. A value that could not be computed is shown as ``n/a`` with the reason where known.
-The file is read through :mod:`rag_ablation.evaluation.report.metrics_view` (which configs were
+unanswerable questions. A value that could not be computed is shown as ``n/a`` with the reason
+where known. The file is read through :mod:`rag_ablation.evaluation.report.metrics_view` (which configs were
 judged and why not, the answer comparison, canaries, the length test) and its numbers written
 with :mod:`rag_ablation.evaluation.report.formatting` (``num_or_na``, ``percent``,
 ``with_interval``).

@@ -331,3 +331,11 @@ def test_answered_configs_are_compared_on_every_answer_by_token_f1_and_the_prima
     text = render_answers(detail, configs=["dense", "hybrid"], judges=["llm", "contains"], confidence=0.95)
     assert "## Answer configs compared on every answer" in text
     assert "| LLM judge P(correct) | `hybrid` | 24 | " in text and "real gain" in text
+
+
+def test_ppi_says_why_it_does_not_run():
+    from rag_ablation.evaluation.judges.judge_eval import no_ppi_reason
+    assert no_ppi_reason(80, 0) == "every answer is hand-graded: the judge has nothing to add"
+    assert no_ppi_reason(79, 1) == "1 answer without a hand grade: PPI++ needs at least 2"
+    assert no_ppi_reason(1, 50) == "fewer than 2 hand grades"
+    assert no_ppi_reason(2, 2) is None
