@@ -42,8 +42,9 @@ $(RAY): pyproject.toml | $(STAMP)
 # built once; about half the serial time on 2 cores (benchmarks/RESULTS.md, "The test suite").
 PYTEST_WORKERS := -n 2 --dist loadfile
 
+# --durations=15 lists the slowest tests, to keep an eye on the 30-minute CI budget.
 test: install $(RAY)
-	$(PY) -m pytest -q $(PYTEST_WORKERS)
+	$(PY) -m pytest -q $(PYTEST_WORKERS) --durations=15
 
 # The edit-test loop: everything but the end-to-end runs (DVC pipelines, served and embedded
 # models, browsers, Ray clusters: the tests marked slow or slow_dvc). About 3 minutes on 2 cores.

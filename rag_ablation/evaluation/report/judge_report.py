@@ -180,8 +180,9 @@ def measure_section(detail: Detail, confidence: float) -> str:
             rows.append([m.label, "", f"unavailable: {m.reason}", "", "", "", "", "", ""])
             continue
         for r in m.rows:
-            if r.reason:
-                rows.append([m.label, f"`{r.config}`", f"unavailable: {r.reason}", "", "", "", "", "", ""])
+            if r.reason or r.p is None or r.p_holm is None or r.verdict is None:
+                rows.append([m.label, f"`{r.config}`", f"unavailable: {r.reason or 'not compared'}", "", "", "", "",
+                             "", ""])
                 continue
             rows.append([m.label, f"`{r.config}`", str(r.n), f"{num_or_na(r.baseline_mean)} / {num_or_na(r.mean)}",
                          with_interval(r.delta, r.ci_low, r.ci_high, fmt=signed), f"{r.better} / {r.worse}",
