@@ -61,7 +61,7 @@ from rag_ablation.evaluation.report.metrics_view import (answer_comparison as re
                                                          latency_value, length_bias, length_bias_ran,
                                                          measure_comparisons, retrieval_p95, stats_settings,
                                                          sweep_view, vs_baseline)
-from rag_ablation.evaluation.report.plot_data import LABELS
+from rag_ablation.evaluation.report.plot_data import LABELS, test_text
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
 from rag_ablation.evaluation.statistics.comparison import (GRADED_MEASURES, MEASURES, RECALL_OF, TESTS, is_binary,
@@ -554,7 +554,7 @@ def sweep_entries(sweep: Mapping[str, Any] | None, dataset: str) -> Json | None:
     measure = view.measure if view.measure in RECALL_OF else None
     return {"rows": [dict(r) for r in view.rows], "measure": view.measure, "baseline": view.baseline,
             "measure_label": measure_label(measure) if measure else "value",
-            "test": TESTS[measure] if measure else None,
+            "test": TESTS[measure] if measure else None, "test_text": test_text(measure) if measure else None,
             "chosen_on": view.chosen_on, "questions": view.questions, "winner": view.winner,
             "tie_set_size": view.tie_set_size, "dataset": made_on}
 
@@ -574,7 +574,7 @@ def page_data(inputs: Inputs, params: Params) -> Json:
         "meta": {"baseline": settings.baseline, "baseline_available": bool(base and base.get("available")),
                  "measure": settings.measure, "measure_label": LABELS[RECALL_OF[settings.measure]], "k": k,
                  "grid_label": measure_label(grid_column(settings.measure)),
-                 "test": TESTS[settings.measure],
+                 "test": TESTS[settings.measure], "test_text": test_text(settings.measure),
                  "confidence": settings.confidence, "method": settings.method, "resamples": settings.resamples,
                  "n_questions": len(inputs.questions), "n_answerable": sum(q.answerable for q in inputs.questions),
                  "n_baseline": base.get("n") if base else None, "alpha": round(1 - settings.confidence, 10),

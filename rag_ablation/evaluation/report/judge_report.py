@@ -194,7 +194,8 @@ def measure_section(detail: Detail, confidence: float) -> str:
         f"Each answered config against `{base}` on every answerable question both answered (not only the graded "
         "ones), paired by question, on token F1 (no judge decides it) and on the primary judge's score: the change "
         f"of the mean with its {confidence:.0%} paired bootstrap interval, the questions better / worse{by_more} "
-        "(`stats.margin`), the paired sign-flip test and its Holm adjustment over the configs; the verdict is the "
+        "(`stats.margin`), the paired sign-flip test (the exact sign test for a 0/1 measure) and its Holm "
+        "adjustment over the configs; the verdict is the "
         "retrieval comparisons' rule. A score is the judge's, not a person's: the hand-graded comparison above is "
         "the one to trust where they disagree.", "",
         table(["measure", "config", "questions", f"`{base}` / config", "change (interval)", "better / worse",

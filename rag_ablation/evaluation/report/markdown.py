@@ -35,7 +35,7 @@ from rag_ablation.evaluation.report.formatting import (detectable, interval, num
                                                      table)
 from rag_ablation.evaluation.report.metrics_view import (answer_proxy, available, baseline_comparisons, change_of,
                                                          change_verdict, config_metrics, stats_settings)
-from rag_ablation.evaluation.report.plot_data import LABELS, count_words, test_name
+from rag_ablation.evaluation.report.plot_data import LABELS, count_words, test_name, test_text
 
 Metrics = Mapping[str, Any]
 
@@ -185,7 +185,8 @@ def paired_section(metrics: Metrics, configs: Sequence[str], settings: StatsConf
         words = (f"*{fixed}* / *{broken}*: the config's {label} on the question is above / below the baseline's by "
                  f"more than {settings.margin:g} (`stats.margin`); the p-value is a paired sign-flip test of the "
                  f"per-question differences ({settings.resamples:,} flips, seed {settings.seed}).")
-    parts = [title, "", f"Measure: {label} (`{settings.measure}`). Same questions, question by question. {words}",
+    parts = [title, "", f"Measure: {label} (`{settings.measure}`), compared with the {test_text(settings.measure)}, "
+             f"Holm-adjusted. Same questions, question by question. {words}",
              "", table(header, rows)]
     if settings.measure != RR_COLUMN:
         parts += ["", table(rr_header, rr_rows)]

@@ -26,6 +26,8 @@ from rag_ablation.evaluation.statistics.comparison import (  # LABELS, measure_l
     MEASURES,
     RECALL_OF,
     RR_COLUMN,
+    SIGN,
+    SIGN_FLIP,
     TESTS,
     is_binary,
     is_real,
@@ -49,6 +51,17 @@ def count_words(measure: str, margin: float) -> tuple[str, str]:
 def test_name(measure: str) -> str:
     """The paired test of ``measure`` as a column header names it: ``sign`` or ``sign-flip``."""
     return TESTS[measure]
+
+
+TEST_TEXTS = {SIGN: "exact sign test (0/1 measure: the questions fixed against those broken)",
+              SIGN_FLIP: "paired sign-flip permutation test (continuous measure: the per-question differences)"}
+"""How the reports name a paired test in prose, where a verdict is explained: report.md's paired
+changes and report.html's notes (passed in the page data) read it here."""
+
+
+def test_text(measure: str) -> str:
+    """The paired test of ``measure`` in prose (:data:`TEST_TEXTS`)."""
+    return TEST_TEXTS[TESTS[measure]]
 
 FILES = ("configs.json", "slices.json", "changes.json", "subsample.json")
 """The plot files the statistics stage writes, in this order of :func:`all_plots`."""

@@ -22,6 +22,7 @@ from conftest import FIXTURES, ROOT
 from rag_ablation.core.config import StatsConfig, load_config
 from rag_ablation.core.errors import InvalidData, MissingInput
 from rag_ablation.evaluation.report import html, html_assets, html_data
+from rag_ablation.evaluation.report.plot_data import TEST_TEXTS
 from rag_ablation.evaluation.statistics.answer_verdicts import measure_comparison
 from rag_ablation.evaluation.statistics.stats import analyze, to_metrics
 from rag_ablation.evaluation.statistics.sweep import pareto_front
@@ -290,6 +291,9 @@ def test_the_cost_chart_says_its_rule_and_which_configs_it_leaves_out(project):
     data = html_data.page_data(inputs_of(project), load_config(project / "params.yaml"))
     assert data["meta"]["latency_rule"].startswith("P95 per query over the questions, every config timed alike")
     assert data["meta"]["cost_tolerance"] == 0.25 and data["cost_missing"] == []
+    # the verdicts' test in prose, written once in Python for both reports (report.js holds no copy)
+    assert data["meta"]["test_text"] == TEST_TEXTS[data["meta"]["test"]] == TEST_TEXTS["sign"]
+    assert "fixed against those broken" not in (ROOT / "rag_ablation/evaluation/report/assets/report.js").read_text()
     old = project / "metrics/latency_old"
     shutil.copytree(project / "metrics/latency", old, dirs_exist_ok=True)
     write(old / "hybrid.json", json.dumps({"total": {"p95_ms": 3.0}}))  # timed by the old rule
@@ -482,7 +486,7 @@ FIXED_DATA = {
     "questions": [{"id": "q0", "question": "<script>x</script> & \u2028 {style} {app}"}],
 }
 """The smallest data ``html.page`` takes, with text that must stay data."""
-FIXED_PAGE_SHA256 = "288f68d2e85a02f8b560674cd1bfa81178288487fce4b9785ed84e12d09f25ab"
+FIXED_PAGE_SHA256 = "21041aae67b724b766fed114aef529ea081a056158f76a90f46a2224e3c6f10b"
 """SHA-256 of ``html.page(FIXED_DATA, {"vega": ...})`` as the page was built when the skeleton,
 style and script were still strings in html.py (issue 33): moving them into assets/ changed no
 byte. Re-pinned for issue 36 (the cost charts' fixed axes, placed names and front legend, the
@@ -491,14 +495,15 @@ relevant rank), after looking at the page in chromium (test_html_reader_browser.
 (the judges' scores table, ROC chart and canary warnings, test_html_browser.py); and for issue 35 (each
 note names the verdicts' measure and paired test, nDCG@10 and recall@100 columns, the grid's own
 measure, the sweep's measure, the cost floor in the front note; the answered configs compared on
-every answer by token F1 and the primary judge's score: test_html_browser.py). A change to
+every answer by token F1 and the primary judge's score, and each test's prose from the page data:
+test_html_browser.py). A change to
 report.html, report.css or report.js (or to how they are put together) shows here: check the
 page in a browser (test_html_browser.py), then put the new hash here."""
 
 
 def test_the_page_assembled_from_its_files_is_byte_for_byte_the_pinned_one():
     page = html.page(FIXED_DATA, {"vega": "var vega = 1; // </script> <!-- x {data}"})
-    assert len(page.encode("utf-8")) == 35308
+    assert len(page.encode("utf-8")) == 35161
     assert hashlib.sha256(page.encode("utf-8")).hexdigest() == FIXED_PAGE_SHA256
     files = html_assets.read_page_files()
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")

@@ -63,6 +63,9 @@ def test_paired_table_prints_counts_holm_family_mde_and_verdict():
     assert hybrid[6] == p_value(2 * 0.5**14) == "<0.001"
     assert hybrid[8] == points(vs["mde"]) and hybrid[9].startswith("real gain")
     assert "Holm p (family of 2)" in part
+    # the test named in the words report.html's notes use too (plot_data.TEST_TEXTS, passed in the page data)
+    assert ("compared with the exact sign test (0/1 measure: the questions fixed against those broken), "
+            "Holm-adjusted") in part
     assert table_row(part, "`noisy`").endswith("within the noise |")
     assert "`rerank`" not in part  # unavailable configs are not compared
 

@@ -80,10 +80,8 @@ byId("summary").textContent = "Baseline: " + M.baseline + (M.baseline_available 
   (M.n_baseline !== null ? ", " + M.n_baseline + " scored in the baseline" : "") + "). Gate measure: " +
   M.measure_label + ". Intervals: " + Math.round(100 * M.confidence) + "% " + M.method + " bootstrap, " +
   M.resamples + " resamples. " + shown.length + " of " + configs.length + " configs available.";
-// The paired test of the verdicts' measure, named where a verdict is shown.
-var TEST_NAMES = {"sign": "exact sign test (0/1 measure: the questions fixed against those broken)",
-  "sign-flip": "paired sign-flip permutation test (continuous measure: the per-question differences)"};
-var testName = TEST_NAMES[M.test] || M.test;
+// The paired test of the verdicts' measure, named where a verdict is shown (its prose comes with the data).
+var testName = M.test_text || M.test;
 byId("forest-note").textContent = "Each config against " + M.baseline + " on the same questions: the change in " +
   M.measure_label + " with its interval. Real gain / real loss: the interval excludes 0 and the Holm-adjusted " +
   testName + " is below " + M.alpha + "; everything else is within the noise. Sorted by change.";
@@ -445,7 +443,7 @@ window.renderQuestion = renderQuestion;
       "answerable question both answered (not only the graded ones), paired by question, on token F1 (no judge " +
       "decides it) and on the primary judge's score: the change of the mean with its paired bootstrap interval, the " +
       "questions better / worse" + (margin !== null ? " by more than " + margin : "") + " (stats.margin), the paired " +
-      "sign-flip test and its Holm adjustment over the configs. A score is the judge's, not a person's: where this " +
+      "sign-flip test (the exact sign test for a 0/1 measure) and its Holm adjustment over the configs. A score is the judge's, not a person's: where this " +
       "and the hand-graded comparison disagree, trust the hand grades."}));
     box.appendChild(table(["measure", "config", "questions", Ms[0].baseline + " / config", "change (interval)",
                            "better / worse", "p", "Holm p", "verdict"], mrows, "answer-measures"));
@@ -464,7 +462,7 @@ window.renderQuestion = renderQuestion;
   if (S.reason) { box.appendChild(el("p", {cls: "muted", text: S.reason + "."})); return; }
   box.appendChild(el("p", {text: "Winner: " + S.winner + " (data set " + S.dataset + ", chosen on " + S.chosen_on +
     ", " + S.questions + " questions; tie set of " + S.tie_set_size + "; baseline " + S.baseline + "). Measure: " +
-    S.measure_label + "; pairs compared with the " + (TEST_NAMES[S.test] || S.test) + ", Holm-adjusted."}));
+    S.measure_label + "; pairs compared with the " + (S.test_text || S.test) + ", Holm-adjusted."}));
   var named = {};
   S.rows.forEach(function (r) { if (r.letter) named[r.letter] = r.candidate; });
   function beatsCell(letters) {
