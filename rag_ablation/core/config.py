@@ -70,7 +70,8 @@ EMBEDDING_KEY_BACKENDS = {"base_urls": ("openai",), "api_key_env": ("openai",), 
                           "timeout": ("openai",), "retries": ("openai",)}
 DEFAULT_REFUSAL_PHRASES = (
     "does not say", "doesn't say", "do not say", "don't say", "not mentioned", "no information",
-    "cannot answer", "can't answer", "not provided", "i don't know",
+    "cannot answer", "can't answer", "not provided", "i don't know", "not specified in the given passages",
+    "not specified in the passages",
 )
 
 GRADE_ORDERS = ("active", "random")  # rag_ablation.evaluation.judges.active.ORDERS
