@@ -523,11 +523,13 @@ def answer_comparison(judge: Mapping[str, Any]) -> Json | None:
 def measure_panel(judge: Mapping[str, Any]) -> list[Json]:
     """judge_eval's ``measure_comparison``: per measure (``measure``, ``label``, ``test``,
     ``baseline``) its rows, each config's paired ``n``, both means, the change with its interval,
-    ``better`` / ``worse`` (by more than ``margin``), ``p``, ``p_holm`` and ``verdict``, or
-    ``reason``; a measure not compared has ``reason`` and no rows (``metrics_view.measure_comparisons``,
-    as JSON). Empty without the block."""
+    ``better`` / ``worse`` (by more than ``margin``) with their ids (``better_ids``,
+    ``worse_ids``), ``p``, ``p_holm`` and ``verdict``, or ``reason``; a measure not compared has
+    ``reason`` and no rows (``metrics_view.measure_comparisons``, as JSON). Empty without the
+    block."""
     return [{"measure": m.measure, "label": m.label, "test": m.test, "baseline": m.baseline, "reason": m.reason,
-             "rows": [{k: v for k, v in asdict(r).items() if v is not None} for r in m.rows]}
+             "rows": [{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(r).items() if v is not None}
+                      for r in m.rows]}
             for m in measure_comparisons(judge)]
 
 

@@ -187,6 +187,8 @@ def measure_section(detail: Detail, confidence: float) -> str:
             rows.append([m.label, f"`{r.config}`", str(r.n), f"{num_or_na(r.baseline_mean)} / {num_or_na(r.mean)}",
                          with_interval(r.delta, r.ci_low, r.ci_high, fmt=signed), f"{r.better} / {r.worse}",
                          p_value(r.p), p_value(r.p_holm), r.verdict])
+    ids = [f"- {m.label}, `{r.config}` better: {_ids(r.better_ids)}; worse: {_ids(r.worse_ids)}"
+           for m in comps for r in m.rows if r.verdict is not None and (r.better_ids or r.worse_ids)]
     margin = next((r.margin for m in comps for r in m.rows if r.margin is not None), None)
     by_more = f" by more than {margin:g}" if margin is not None else ""
     return "\n".join([
@@ -199,7 +201,7 @@ def measure_section(detail: Detail, confidence: float) -> str:
         "retrieval comparisons' rule. A score is the judge's, not a person's: the hand-graded comparison above is "
         "the one to trust where they disagree.", "",
         table(["measure", "config", "questions", f"`{base}` / config", "change (interval)", "better / worse",
-               "p", "Holm p", "verdict"], rows)])
+               "p", "Holm p", "verdict"], rows), *([""] + ids if ids else [])])
 
 
 def scores_section(detail: Detail, judges: Sequence[str], confidence: float) -> str:

@@ -234,8 +234,9 @@ class MeasureRow:
     """One answered config against the baseline on a per-answer measure (judge_eval's
     ``measure_comparison``): the paired ``n``, both means, the change with its interval, the
     questions ``better`` / ``worse`` (by more than ``margin`` for a continuous measure), the
-    test's unadjusted ``p`` and its Holm adjustment, and the ``verdict`` (:func:`change_verdict`);
-    or only ``reason`` when it was not compared."""
+    test's unadjusted ``p`` and its Holm adjustment, the ``verdict`` (:func:`change_verdict`) and
+    the ids of the questions better and worse (empty in a file from before they were kept); or
+    only ``reason`` when it was not compared."""
 
     config: str
     n: int | None = None
@@ -251,6 +252,8 @@ class MeasureRow:
     p_holm: float | None = None
     verdict: str | None = None
     reason: str | None = None
+    better_ids: tuple[str, ...] = ()
+    worse_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -274,8 +277,8 @@ def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
     block = detail.get("measure_comparison") or {}
     measures = block.get("measures") or {}
     out = []
-    for measure in [*(m for m in block.get("order", ()) if m in measures), *(m for m in measures
-                                                                          if m not in block.get("order", ()))]:
+    order = [m for m in block.get("order", ()) if m in measures]
+    for measure in order + [m for m in measures if m not in order]:
         e = measures[measure]
         if e.get("status") != "ok":
             out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], (),
@@ -291,7 +294,8 @@ def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
             rows.append(MeasureRow(name, n=c["n"], baseline_mean=c.get("baseline_mean"), mean=c.get("mean"),
                                    delta=change["delta"], ci_low=change["ci_low"], ci_high=change["ci_high"],
                                    better=change["fixed"], worse=change["broken"], margin=change.get("margin"),
-                                   p=p, p_holm=change["p_holm"], verdict=change_verdict(change)))
+                                   p=p, p_holm=change["p_holm"], verdict=change_verdict(change),
+                                   better_ids=tuple(c.get("better_ids", ())), worse_ids=tuple(c.get("worse_ids", ()))))
         out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], tuple(rows)))
     return tuple(out)
 

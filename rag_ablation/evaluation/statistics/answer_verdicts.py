@@ -93,8 +93,10 @@ def measure_comparison(rows: Iterable[Row], configs: Sequence[str], *, measures:
     config lacks it, else to ``{"status": "ok", "label", "test", "configs": {config: ...}}``:
     per config ``comparison.comparison_dict`` (paired ``n``; the measure's change, counts, p,
     Holm p, MDE and ``real``; per slice) with ``baseline_mean`` and ``mean`` on the paired
-    questions, or ``{"status": "unavailable", "reason"}`` for a config that shares no
-    answerable question with the baseline.
+    questions and the ids (sorted) of the questions ``better_ids`` / ``worse_ids`` (by more than
+    ``stats.margin`` for a continuous measure; fixed / broken for a 0/1 one), or
+    ``{"status": "unavailable", "reason"}`` for a config that shares no answerable question with
+    the baseline.
     """
     if len(configs) < 2:
         return {}
@@ -120,7 +122,7 @@ def measure_comparison(rows: Iterable[Row], configs: Sequence[str], *, measures:
                 continue
             before, after = _means(by_config[base], by_config[c.new], measure)
             entries[c.new] = {"status": "ok", "baseline_mean": rounded(before), "mean": rounded(after),
-                              **comparison_dict(c)}
+                              "better_ids": list(c.fixed_ids), "worse_ids": list(c.broken_ids), **comparison_dict(c)}
         out["measures"][measure] = {"status": "ok", "label": measure_label(measure), "test": TESTS[measure],
                                     "configs": entries}
     return out

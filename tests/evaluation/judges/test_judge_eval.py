@@ -331,6 +331,8 @@ def test_answered_configs_are_compared_on_every_answer_by_token_f1_and_the_prima
     text = render_answers(detail, configs=["dense", "hybrid"], judges=["llm", "contains"], confidence=0.95)
     assert "## Answer configs compared on every answer" in text
     assert "| LLM judge P(correct) | `hybrid` | 24 | " in text and "real gain" in text
+    # every question better on both measures: the ids are listed under the table
+    assert "- token F1, `hybrid` better: " + ", ".join(f"`q{k:02d}`" for k in range(24)) + "; worse: none" in text
 
 
 def test_ppi_says_why_it_does_not_run():

@@ -88,8 +88,11 @@ def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
         cells = browser.evaluate("Array.from(document.querySelectorAll('table.answer-measures tbody tr'))"
                                  ".map(r => Array.from(r.cells).map(c => c.textContent))")
         assert [c[:4] + c[5:6] + c[8:] for c in cells] == [
-            ["token F1", "hybrid", "8", "0.113 / 0.500", "8 / 0", "\u25b2 real gain"],
-            ["LLM judge P(correct)", "", "unavailable: no score <b>x</b>", "", "", ""]]  # the reason shown as text
+            ["token F1", "hybrid", "8", "0.113 / 0.500", "8 / 0", "\u25b2 real gain",
+             "q0, q1, q2, q3, q4, q5, q6, q7", "none"],
+            ["LLM judge P(correct)", "", "unavailable: no score <b>x</b>", "", "", "", "", ""]]  # the reason as text
+        assert browser.evaluate("Array.from(document.querySelectorAll('table.answer-measures a'))"
+                                ".map(a => a.getAttribute('href'))") == [f"#q/q{i}" for i in range(8)]
         assert browser.evaluate("document.querySelectorAll('table.answer-measures b').length") == 0
 
         browser.evaluate("document.querySelector('#grid-table tr.qrow[data-q=\"q0\"] td.cell[data-config=\"dense\"] a')"

@@ -135,7 +135,8 @@ def test_measure_comparisons_read_each_measure_its_rows_and_their_verdicts():
     noise = {**change, "delta": 0.01, "ci_low": -0.02, "ci_high": 0.04, "p_sign_flip": 0.5, "p_holm": 0.5, "real": 0}
     detail = {"measure_comparison": {"baseline": "dense", "order": ["token_f1", "combined_score"], "measures": {
         "token_f1": {"status": "ok", "label": "token F1", "test": "sign-flip", "configs": {
-            "hybrid": {"status": "ok", "n": 40, "baseline_mean": 0.3, "mean": 0.25, "token_f1": change},
+            "hybrid": {"status": "ok", "n": 40, "baseline_mean": 0.3, "mean": 0.25, "token_f1": change,
+                       "better_ids": ["q1", "q2"], "worse_ids": ["q3"]},
             "bm25": {"status": "ok", "n": 40, "baseline_mean": 0.3, "mean": 0.31, "token_f1": noise},
             "gone": {"status": "unavailable", "reason": "no answerable question answered by both dense and gone"}}},
         "combined_score": {"status": "unavailable", "reason": "combined judge score is empty for 3 answer(s) of bm25"}}}}
@@ -145,6 +146,7 @@ def test_measure_comparisons_read_each_measure_its_rows_and_their_verdicts():
     assert (hybrid.n, hybrid.mean, hybrid.delta, hybrid.better, hybrid.worse, hybrid.p, hybrid.p_holm) == (
         40, 0.25, -0.05, 2, 9, 0.004, 0.008)
     assert (hybrid.verdict, bm25.verdict) == ("real loss", "within the noise")
+    assert (hybrid.better_ids, hybrid.worse_ids, bm25.better_ids) == (("q1", "q2"), ("q3",), ())  # bm25: an older file
     assert gone == mv.MeasureRow("gone", reason="no answerable question answered by both dense and gone")
     assert combined.rows == () and combined.reason == "combined judge score is empty for 3 answer(s) of bm25"
     assert mv.measure_comparisons({}) == () == mv.measure_comparisons({"measure_comparison": {}})

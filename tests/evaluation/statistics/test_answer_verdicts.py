@@ -67,6 +67,8 @@ def test_token_f1_is_compared_with_the_sign_flip_test_over_every_answered_questi
     assert abs(c["p_sign_flip"] - ref) < 4 * math.sqrt(ref * (1 - ref) / SETTINGS.resamples) + 2 / SETTINGS.resamples
     assert c["p_holm"] == c["p_sign_flip"] and c["family"] == 1 and c["real"] == 1
     assert set(e["by_slice"]) == {"x", "y"} and e["by_slice"]["x"]["n"] == 6
+    # the questions that moved by more than the margin, named (q7: no change, q11: +0.02)
+    assert e["better_ids"] == sorted(f"q{i}" for i in range(12) if i not in (7, 11)) and e["worse_ids"] == []
 
 
 def test_a_0_1_measure_keeps_the_exact_sign_test_and_holm_runs_over_the_configs():

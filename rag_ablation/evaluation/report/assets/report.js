@@ -397,16 +397,17 @@ window.renderQuestion = renderQuestion;
          withCi(r.tnr)];
     }), "scores"));
   }
+  // question ids as links to their page; "none" for no id (both answer comparisons use it)
+  var links = function (ids) {
+    var span = el("span");
+    ids.forEach(function (id, i) {
+      if (i) span.appendChild(document.createTextNode(", "));
+      span.appendChild(el("a", {href: qLink(id), text: id}));
+    });
+    return ids.length ? span : "none";
+  };
   var C = J.comparison;
   if (C) {
-    var links = function (ids) {
-      var span = el("span");
-      ids.forEach(function (id, i) {
-        if (i) span.appendChild(document.createTextNode(", "));
-        span.appendChild(el("a", {href: qLink(id), text: id}));
-      });
-      return ids.length ? span : "none";
-    };
     var pts = function (x) {
       return x === null || x === undefined ? "n/a" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1) + " pts";
     };
@@ -431,11 +432,12 @@ window.renderQuestion = renderQuestion;
     Ms.forEach(function (m) { m.rows.forEach(function (r) { if (r.margin !== undefined) margin = r.margin; }); });
     var mrows = [];
     Ms.forEach(function (m) {
-      if (m.reason) { mrows.push({cls: "unavailable", cells: [m.label, "", "unavailable: " + m.reason, "", "", "", "", "", ""]}); return; }
+      if (m.reason) { mrows.push({cls: "unavailable", cells: [m.label, "", "unavailable: " + m.reason, "", "", "", "", "", "", "", ""]}); return; }
       m.rows.forEach(function (r) {
-        if (r.reason) { mrows.push({cls: "unavailable", cells: [m.label, r.config, "unavailable: " + r.reason, "", "", "", "", "", ""]}); return; }
+        if (r.reason) { mrows.push({cls: "unavailable", cells: [m.label, r.config, "unavailable: " + r.reason, "", "", "", "", "", "", "", ""]}); return; }
         mrows.push([m.label, r.config, String(r.n), num(r.baseline_mean) + " / " + num(r.mean), withCi(r, signed),
-                    r.better + " / " + r.worse, pv(r.p), pv(r.p_holm), verdictCell(r.verdict)]);
+                    r.better + " / " + r.worse, pv(r.p), pv(r.p_holm), verdictCell(r.verdict),
+                    links(r.better_ids || []), links(r.worse_ids || [])]);
       });
     });
     box.appendChild(el("h3", {text: "Answer configs compared on every answer"}));
@@ -446,7 +448,7 @@ window.renderQuestion = renderQuestion;
       "sign-flip test (the exact sign test for a 0/1 measure) and its Holm adjustment over the configs. A score is the judge's, not a person's: where this " +
       "and the hand-graded comparison disagree, trust the hand grades."}));
     box.appendChild(table(["measure", "config", "questions", Ms[0].baseline + " / config", "change (interval)",
-                           "better / worse", "p", "Holm p", "verdict"], mrows, "answer-measures"));
+                           "better / worse", "p", "Holm p", "verdict", "better", "worse"], mrows, "answer-measures"));
   }
   var p = J.position;
   box.appendChild(el("p", {cls: "small", text: p.pairs !== undefined ?
