@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ablation.core.config import StatsConfig
-from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, resolve_measure, verdict
+from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, P_KEYS, resolve_measure, verdict
 from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
 from rag_ablation.support.latency_rule import warm_total_ms
 
@@ -290,7 +290,7 @@ def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
             if c.get("status") != "ok" or not change:
                 rows.append(MeasureRow(name, reason=c.get("reason") or c.get("status") or "not compared"))
                 continue
-            p = change.get("p_sign_flip", change.get("p_sign"))
+            p = change[P_KEYS[e["test"]]]
             rows.append(MeasureRow(name, n=c["n"], baseline_mean=c.get("baseline_mean"), mean=c.get("mean"),
                                    delta=change["delta"], ci_low=change["ci_low"], ci_high=change["ci_high"],
                                    better=change["fixed"], worse=change["broken"], margin=change.get("margin"),
