@@ -56,18 +56,38 @@ class PromptCache:
         # A damaged file is refused with one message saying how to recover (sqlite_cache).
         self._conn = open_cache(self.path, what="prompt", timeout=30.0, isolation_level=None)
         with guarded(self.path, "prompt"):
-            self._conn.execute(
+            self._create_or_upgrade()
+        self.claims = Claims(f"{self.path}.claims")
+
+    def _create_or_upgrade(self) -> None:
+        """Create the table, or add ``top_logprobs`` to one written before answers kept
+        probabilities, in one ``BEGIN IMMEDIATE`` transaction.
+
+        The write lock is taken before the columns are read, so processes opening the same
+        file at once (``dvc queue start -j 2``) do this one after another: the first creates or
+        upgrades, the rest find the column there. (Checking first and altering after lets two
+        processes both see the column missing, and the second ``ALTER`` fails with "duplicate
+        column name".)
+        """
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
                 "CREATE TABLE IF NOT EXISTS generations ("
                 " key TEXT PRIMARY KEY,"
                 " text TEXT NOT NULL,"
                 " prompt_tokens INTEGER NOT NULL,"
                 " completion_tokens INTEGER NOT NULL,"
-                " seconds REAL NOT NULL)"
+                " seconds REAL NOT NULL,"
+                " top_logprobs TEXT)"
             )
-            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(generations)")}
-            if "top_logprobs" not in columns:  # a cache written before answers kept probabilities
-                self._conn.execute("ALTER TABLE generations ADD COLUMN top_logprobs TEXT")
-        self.claims = Claims(f"{self.path}.claims")
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(generations)")}
+            if "top_logprobs" not in columns:
+                conn.execute("ALTER TABLE generations ADD COLUMN top_logprobs TEXT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     def get(self, key: str) -> Generation | None:
         """The generation stored under ``key``, or ``None`` if there is none."""

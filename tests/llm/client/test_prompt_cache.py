@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,65 @@ def test_sigkill_keeps_every_put_that_returned(tmp_path: Path) -> None:
             assert gen is not None, key
             assert gen.prompt_tokens == i and gen.text.endswith(str(i))
         assert len(cache) >= n
+
+
+OLD_SCHEMA = ("CREATE TABLE generations (key TEXT PRIMARY KEY, text TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,"
+              " completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL)")
+
+
+def _old_cache(path: Path) -> None:
+    """A cache as written before answers kept probabilities: no ``top_logprobs`` column."""
+    conn = sqlite3.connect(path)
+    conn.execute(OLD_SCHEMA)
+    conn.execute("INSERT INTO generations VALUES ('k', 'old answer', 3, 1, 0.5)")
+    conn.commit()
+    conn.close()
+
+
+def test_a_cache_from_before_probabilities_keeps_its_answers_and_gains_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "prompts.sqlite"
+    _old_cache(path)
+    with PromptCache(path) as cache:
+        assert cache.get("k") == Generation(text="old answer", prompt_tokens=3, completion_tokens=1, seconds=0.5)
+        cache.put("p", Generation(text="yes", prompt_tokens=1, completion_tokens=1, seconds=0.1,
+                                  top_logprobs=(("yes", -0.25), ("no", -1.5))))
+    with PromptCache(path) as cache:
+        got = cache.get("p")
+        assert got is not None and got.top_logprobs == (("yes", -0.25), ("no", -1.5))
+        assert len(cache) == 2
+
+
+OPENER = textwrap.dedent(
+    """
+    import os, sys, time
+    from rag_ablation.llm.client.prompt_cache import PromptCache
+    path, go = sys.argv[1], sys.argv[2]
+    while not os.path.exists(go):
+        time.sleep(0.001)
+    with PromptCache(path) as cache:
+        print(len(cache))
+    """
+)
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["new file", "old schema"])
+def test_processes_opening_one_cache_at_once_all_open_it(tmp_path: Path, old: bool) -> None:
+    """Two experiments started together (``dvc queue start -j 2``) open one cache file at the
+    same moment; each must find one table with every column, none "duplicate column name"."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    for attempt in range(3):  # the race is a matter of timing: three fresh files, six openers each
+        path, go = tmp_path / f"prompts{attempt}.sqlite", tmp_path / f"go{attempt}"
+        if old:
+            _old_cache(path)
+        procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(path), str(go)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+        time.sleep(0.5)  # let every opener start and wait on the signal
+        go.touch()
+        results = [p.communicate(timeout=120) for p in procs]
+        for p, (out, err) in zip(procs, results):
+            assert p.returncode == 0, err
+            assert out.strip() == ("1" if old else "0")
+        conn = sqlite3.connect(path)
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(generations)")]
+        conn.close()
+        assert columns == ["key", "text", "prompt_tokens", "completion_tokens", "seconds", "top_logprobs"]
