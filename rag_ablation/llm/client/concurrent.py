@@ -27,7 +27,7 @@ when the requests in flight end (at most ``timeout`` seconds; a second Ctrl-C do
 Concurrency 1 is today's loop, unchanged. Concurrency above 1 needs a backend that answers
 requests in parallel from several threads: the served ones, and the embedded ``llama_cpp``
 backend with as many copies of the model (``LlamaCppBackend(copies=N)``, ``llm.concurrency``).
-A backend named in ``SEQUENTIAL_ONLY`` is refused (``ValueError``); none is today.
+Every backend here does, so no backend is refused a concurrency above 1.
 """
 from __future__ import annotations
 
@@ -39,7 +39,6 @@ from rag_ablation.llm.client.base import Generation
 from rag_ablation.llm.client.prompt_cache import request_options
 
 Messages = list[dict[str, Any]]
-SEQUENTIAL_ONLY: frozenset[str] = frozenset()  # backends whose chat is not thread-safe
 
 
 class _Sized:
@@ -55,14 +54,10 @@ class _Sized:
         return self._it
 
 
-def check_concurrency(concurrency: Any, backend_name: str | None = None) -> int:
-    """``concurrency`` as a positive int; ``ValueError`` otherwise, or above 1 for a backend
-    that answers one request at a time."""
+def check_concurrency(concurrency: Any) -> int:
+    """``concurrency`` as a positive int; ``ValueError`` otherwise (0, negatives, floats, bools)."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a positive int, got {concurrency!r}")
-    if concurrency > 1 and backend_name in SEQUENTIAL_ONLY:
-        raise ValueError(f"the {backend_name} backend answers one request at a time; use concurrency 1 "
-                         f"(or serve the model and use backend openai or ollama)")
     return concurrency
 
 
@@ -84,7 +79,7 @@ def chat_many(
     ``tqdm``); with concurrency 1 it wraps the conversations themselves, as before.
     ``top_logprobs`` > 0 asks each call for the first reply token's alternatives
     (``Backend.chat``); it is part of the cache key only then."""
-    check_concurrency(concurrency, getattr(llm.backend, "name", None))
+    check_concurrency(concurrency)
     conversations = list(conversations)
     request = request_options(num_predict=num_predict, stop=stop, top_logprobs=top_logprobs)
     if concurrency == 1:

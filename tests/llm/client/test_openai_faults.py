@@ -268,5 +268,4 @@ def test_concurrency_is_checked() -> None:
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="concurrency"):
             check_concurrency(bad)
-    # the embedded backend answers in parallel with as many copies of the model (llm.concurrency)
-    assert check_concurrency(2, "llama_cpp") == 2 and check_concurrency(1, "llama_cpp") == 1
+    assert check_concurrency(2) == 2 and check_concurrency(1) == 1
