@@ -6,6 +6,8 @@ over the file's structure, milliseconds for caches of this size); any damage, th
 later read or write inside ``guarded``, raises ``CacheDamaged`` naming the file and the way out:
 move it aside and rerun, and the pipeline rebuilds the cache (recomputing what it held). A
 locked or busy database (another process writing) is not damage and passes through unchanged.
+A full disk or a file that cannot be written is not damage either: it raises ``CacheUnwritable``
+saying so, since moving the file aside would throw away answers that are intact.
 """
 from __future__ import annotations
 
@@ -22,6 +24,10 @@ class CacheDamaged(UserError):
     """A cache file SQLite cannot read as a database."""
 
 
+class CacheUnwritable(UserError):
+    """A cache file SQLite can read but cannot write: its disk is full, or it is read-only."""
+
+
 def _is_contention(e: sqlite3.DatabaseError) -> bool:
     text = str(e).lower()
     return isinstance(e, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
@@ -34,15 +40,30 @@ def damaged(path: Path, what: str, e: Exception) -> CacheDamaged:
     )
 
 
+def unwritable(path: Path, what: str, e: sqlite3.DatabaseError) -> CacheUnwritable | None:
+    """``CacheUnwritable`` for SQLite's SQLITE_FULL and SQLITE_READONLY (primary codes, so the
+    extended ones too), else ``None``. The failed write is rolled back; what the file held stays."""
+    code = getattr(e, "sqlite_errorcode", 0) & 0xFF
+    fix = f"or set RAG_ABLATION_CACHE to a folder elsewhere) and rerun: the {what} cache keeps every entry it held"
+    if code == sqlite3.SQLITE_FULL:
+        return CacheUnwritable(f"the {what} cache {path} cannot grow: the disk holding it is full ({e}); "
+                               f"free space on that disk ({fix}")
+    if code == sqlite3.SQLITE_READONLY:
+        return CacheUnwritable(f"the {what} cache {path} cannot be written ({e}); make the file and its folder "
+                               f"writable ({fix}")
+    return None
+
+
 @contextmanager
 def guarded(path: Path, what: str) -> Iterator[None]:
-    """Turn SQLite's corruption errors inside the block into ``CacheDamaged``."""
+    """Turn SQLite's errors inside the block into one message: ``CacheUnwritable`` for a full
+    disk or a read-only file, ``CacheDamaged`` for the rest; contention passes through."""
     try:
         yield
     except sqlite3.DatabaseError as e:
         if _is_contention(e):
             raise
-        raise damaged(path, what, e) from None
+        raise (unwritable(path, what, e) or damaged(path, what, e)) from None
 
 
 def _switch_to_wal(conn: sqlite3.Connection, deadline: float) -> None:

@@ -15,7 +15,7 @@ from conftest import ROOT
 from rag_ablation.llm.client.base import Generation
 from rag_ablation.llm.client.prompt_cache import PromptCache
 from rag_ablation.retrieval.embeddings import EmbeddingCache
-from rag_ablation.support.sqlite_cache import CacheDamaged
+from rag_ablation.support.sqlite_cache import CacheDamaged, CacheUnwritable
 
 GEN = Generation(text="x" * 300, prompt_tokens=1, completion_tokens=1, seconds=0.1)
 
@@ -98,6 +98,39 @@ def test_a_stage_with_a_damaged_cache_says_so_in_one_line(tmp_path):
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("error: the prompt cache") and str(cache / "prompts.sqlite") in res.stderr
     assert "Traceback" not in res.stderr and not (tmp_path / "a.json").exists()
+
+
+@pytest.mark.bad_input
+def test_a_full_disk_is_named_as_such_and_the_cache_keeps_its_answers(tmp_path):
+    """SQLITE_FULL (here through ``max_page_count``, as a full disk gives it) is not damage:
+    moving the file aside would throw away intact answers, so the message says to free space."""
+    path = tmp_path / "prompts.sqlite"
+    filled_prompt_cache(path, n=20)
+    with PromptCache(path) as cache:
+        pages = cache._conn.execute("PRAGMA page_count").fetchone()[0]
+        cache._conn.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(CacheUnwritable) as err:
+            for i in range(200):
+                cache.put(f"new{i}", GEN)
+    msg = str(err.value)
+    assert f"the prompt cache {path} cannot grow: the disk holding it is full" in msg
+    assert "free space" in msg and "RAG_ABLATION_CACHE" in msg and "damaged" not in msg and "mv " not in msg
+    with PromptCache(path) as cache:
+        assert all(cache.get(f"k{i}") == GEN for i in range(20))
+
+
+@pytest.mark.bad_input
+def test_a_read_only_embedding_cache_is_named_as_such_and_keeps_its_vectors(tmp_path):
+    path = tmp_path / "embeddings.sqlite"
+    vectors = EmbeddingCache(path)
+    vectors.put_many("m", {"a": np.ones(4, dtype=np.float32)})
+    vectors._db.execute("PRAGMA query_only = 1")  # SQLITE_READONLY, as a read-only file gives it (root ignores modes)
+    with pytest.raises(CacheUnwritable, match=r"the embedding cache .*embeddings\.sqlite cannot be written .*writable"):
+        vectors.put_many("m", {"b": np.zeros(4, dtype=np.float32)})
+    vectors.close()
+    vectors = EmbeddingCache(path)
+    assert set(vectors.get_many("m", ["a", "b"])) == {"a"}
+    vectors.close()
 
 
 OPENER = """
