@@ -85,7 +85,8 @@ class PromptCache:
             if "top_logprobs" not in columns:
                 conn.execute("ALTER TABLE generations ADD COLUMN top_logprobs TEXT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back already (a full disk, say)
+                conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
 
