@@ -5,7 +5,9 @@ Writes the answers (per question: answer, passage ids, prompt hash, token counts
 identity, prompt name and settings inside the file) and a leaf latency file with time per
 answer, tokens per second and the prompt cache's calls, hits and misses. Every answer is in the
 prompt cache the moment it is made, so a killed run loses nothing and a rerun resumes. A config
-whose retrieval is unavailable gets status `unavailable` and no answers.
+whose retrieval is unavailable gets status `unavailable` and no answers. An app that answers
+itself (`apps.NAME` with `call: ask` or an answers file) keeps its own answers, with the passages
+it says it used, on the same sample of questions: no LLM is called.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.llm.client.registry import backend_from_config
-from rag_ablation.llm.generation import answer_questions, generation_latency
+from rag_ablation.llm.generation import answer_questions, app_answer_records, generation_latency
 from rag_ablation.llm.client.prompt_cache import NO_CALLS, CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.data.questions import Question
@@ -47,6 +49,12 @@ def main() -> None:
     out = {"config": args.name, "prompt": prompt_name, "k": k, "num_predict": num_predict, "stop": list(gen.stop),
            "sample": {"size": len(sample), "of": len(questions), "seed": gen.seed},
            "status": run["status"], "reason": run["reason"], "llm": None, "answers": []}
+    if run["status"] == "ok" and "answers" in run:  # an app that answers itself: its answers, no LLM
+        out.update(llm={"app": args.name}, answers=app_answer_records(sample, run["answers"]))
+        write_json(args.out, out)
+        write_json(args.latency, NO_CALLS)
+        print(f"generate@{args.name}: {len(out['answers'])} answer(s) of the app itself", file=sys.stderr)
+        return
     if run["status"] == "ok" and not params.llm.enabled:
         out.update(status="unavailable", reason="answers need an LLM, and llm.backend is none")
     if out["status"] != "ok":

@@ -47,6 +47,7 @@ def main() -> None:
     ap.add_argument("--answers", type=Path, required=True, help="the folder of answers (generate stages)")
     ap.add_argument("--queries", type=Path, required=True, help="the folder of searched texts (queries stages)")
     ap.add_argument("--latency", type=Path, required=True, help="the folder of latency files (read, not a dependency)")
+    ap.add_argument("--apps", type=Path, default=None, help="the score stage's summary of the app configs")
     ap.add_argument("--sweep", type=Path, default=None, help="the sweep summary, if any (optional)")
     ap.add_argument("--out", type=Path, required=True, help="the page (HTML)")
     args = ap.parse_args()
@@ -54,7 +55,7 @@ def main() -> None:
     inputs = read_inputs(params, stats=args.stats, judge=args.judge, scores=args.scores, verdicts=args.verdicts,
                          questions=args.questions, audit=args.audit, runs=args.runs, labels=args.labels,
                          answers=args.answers, latency=args.latency, sweep=args.sweep,
-                         queries=args.queries)
+                         queries=args.queries, apps=args.apps)
     write_text(args.out, render(page_data(inputs, params)))
 
 

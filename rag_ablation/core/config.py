@@ -38,6 +38,13 @@ CHUNKING_METHODS = ("chars", "fixed", "sentences")
 DEFAULT_CHUNKING_METHOD = "chars"  # not a field default: ChunkingConfig.size and .overlap, after it, have none
 CHAR_OVERLAP_METHODS = ("chars", "fixed")  # chunking methods whose overlap is in characters
 RETRIEVAL_METHODS = ("dense", "bm25", "hybrid")
+APP_METHODS = ("file", "http", "python", "trec")  # rag_ablation.retrieval.external.app_run.METHODS
+APP_CALLS = ("ask", "retrieve")  # what a python or http app is asked: passages, or an answer with its passages
+DEFAULT_APP_BODY = {"question": "{question}", "qid": "{qid}", "k": "{k}"}
+"""The JSON body an http app is sent when params give none: each ``{question}``, ``{qid}`` and ``{k}``
+in a string is filled in (a string that is exactly ``{k}`` becomes the number)."""
+DEFAULT_APP_FIELDS = {"text": "text", "doc": "doc", "id": "id", "score": "score"}
+"""Where an http app's hit keeps each passage field, by the name the project uses."""
 FUSIONS = ("append", "rrf")
 # hybrid configs only (RetrievalConfig's fields stay None where they do not apply)
 DEFAULT_FUSION = "rrf"
@@ -550,7 +557,7 @@ class RetrievalConfig:
     results) and ``depth >= k``."""
 
     name: str
-    chunking: str
+    chunking: str | None
     method: str
     fusion: str | None = None
     rrf_k: float | None = None
@@ -560,6 +567,17 @@ class RetrievalConfig:
     rerank: RerankConfig | None = None
     k: int = 10
     query: str = NO_TRANSFORM
+    app: AppConfig | None = None
+
+    @property
+    def is_app(self) -> bool:
+        """A team's own app (``apps:``): no chunking, no index; its passages come with their text."""
+        return self.app is not None
+
+    @classmethod
+    def of_app(cls, name: str, app: AppConfig) -> RetrievalConfig:
+        """The retrieval config of app ``name`` (``apps.<name>``): method the app's, no chunking."""
+        return cls(name=name, chunking=None, method=app.method, depth=app.k, k=app.k, app=app)
 
     @property
     def uses_dense(self) -> bool:
@@ -606,14 +624,171 @@ class RetrievalConfig:
         return cls(name=name, **v)
 
     def resolved(self) -> dict[str, Any]:
-        """The config with every default filled in, as JSON (stored in the run file)."""
-        return asdict(self)
+        """The config with every default filled in, as JSON (stored in the run file); an app's
+        is its name, method, ``k`` and ``app`` (:meth:`AppConfig.spec`); a built-in config has
+        no ``app`` key."""
+        if self.app is not None:
+            return {"name": self.name, "method": self.method, "k": self.k, "app": self.app.spec()}
+        out = asdict(self)
+        del out["app"]
+        return out
 
 
 def _weights(v: Any, where: str) -> dict[str, float]:
     if not isinstance(v, Mapping) or not set(v) <= {"dense", "bm25"}:
         raise _fail(where, "a mapping with keys dense and/or bm25", v)
     return {k: non_negative_number(w, f"{where}.{k}") for k, w in sorted(v.items())}
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """``apps.<name>``: a team's own retriever or whole RAG app, measured as a retrieval config
+    (docs/own-app.md; ``rag_ablation.retrieval.external``). ``method``:
+
+    - ``python``: ``target`` ``package.module:function``, imported with ``path`` (folders, relative
+      to the repository) first on ``sys.path``; called once per question with ``args`` as keyword
+      arguments, or with ``batch`` questions at a time when ``batch`` is set;
+    - ``http``: ``url`` is sent ``body`` (a JSON template, :data:`DEFAULT_APP_BODY` by default) by
+      POST; the hits are the list at the dotted path ``hits`` of the reply, each hit's fields
+      found under ``fields`` (:data:`DEFAULT_APP_FIELDS`); ``headers`` are sent as given, and the
+      key of ``api_key_env`` (an environment variable's name) as a bearer token;
+    - ``trec``: ``run`` (a 6-column TREC run file) with ``passages`` (JSON lines: id, doc, text);
+    - ``file``: ``answers`` (JSON lines: id, answer, passages with doc and text): answers the app
+      already wrote.
+
+    ``call`` (python, http): ``retrieve`` (ranked passages) or ``ask`` (an answer with the passages
+    it was written from; ``answer`` is the dotted path of the answer in an http reply). ``deps``
+    is the one file or folder DVC tracks for the app (DVC's templating cannot put a list into a
+    stage's deps): its content is also part of every cached call's key, so a change reruns the
+    app and calls it afresh. ``k`` is the ranking length kept (at least 10); ``concurrency``,
+    ``timeout`` (seconds) and ``retries`` apply to calls; ``fresh`` calls the app even where the
+    cache holds the answer. ``version`` (http) is the dotted path of the version the reply reports,
+    part of the cache key with the python module's ``__version__``."""
+
+    method: str
+    deps: str
+    call: str = "retrieve"
+    target: str | None = None
+    path: tuple[str, ...] = ()
+    args: Mapping[str, Any] = field(default_factory=dict)
+    batch: int | None = None
+    url: str | None = None
+    body: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_APP_BODY))
+    hits: str = "hits"
+    answer: str = "answer"
+    fields: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_APP_FIELDS))
+    headers: Mapping[str, str] = field(default_factory=dict)
+    api_key_env: str | None = None
+    version: str | None = None
+    run: str | None = None
+    passages: str | None = None
+    answers: str | None = None
+    k: int = 10
+    concurrency: int = 1
+    timeout: float = 30.0
+    retries: int = 2
+    fresh: bool = False
+
+    KEYS = {"python": {"target", "path", "args", "batch", "call"},
+            "http": {"url", "body", "hits", "answer", "fields", "headers", "api_key_env", "version", "call", "args"},
+            "trec": {"run", "passages"}, "file": {"answers"}}
+    REQUIRED = {"python": ("target",), "http": ("url",), "trec": ("run", "passages"), "file": ("answers",)}
+    CALLED = ("concurrency", "timeout", "retries", "fresh")  # keys of the methods that call the app
+
+    @property
+    def answers_questions(self) -> bool:
+        """Whether the app gives answers (``call: ask``, or an answers file), not only passages."""
+        return self.call == "ask" or self.method == "file"
+
+    @classmethod
+    def from_params(cls, name: str, spec: Any) -> AppConfig:
+        where = f"apps.{name}"
+        raw = _mapping(spec, where)
+        method = raw.get("method")
+        schema: dict[str, Check] = {
+            "method": one_of(*APP_METHODS), "deps": text, "call": one_of(*APP_CALLS), "target": _target,
+            "path": _paths, "args": _app_args, "batch": positive_int, "url": _url, "body": _app_body, "hits": text,
+            "answer": text, "fields": _app_fields, "headers": _headers, "api_key_env": _env_var_name,
+            "version": text, "run": text, "passages": text, "answers": text, "k": positive_int,
+            "concurrency": positive_int, "timeout": positive_number, "retries": non_negative_int, "fresh": boolean,
+        }
+        defaults = field_defaults(cls)
+        for key in cls.REQUIRED.get(str(method), ()):
+            defaults.pop(key, None)
+        called = method in ("python", "http")
+        allowed = {"method", "deps", "k"} | cls.KEYS.get(str(method), set()) | (set(cls.CALLED) if called else set())
+        try:
+            v = read_block(spec, where, schema, defaults=defaults, allowed=allowed)
+        except ConfigError as e:
+            if method in APP_METHODS and "does not apply" in str(e):
+                raise ConfigError(f"{e} (method {method})") from None
+            raise
+        if v["k"] < 10:
+            raise _fail(f"{where}.k", "at least 10 (recall@10 and MRR@10 need ten results)", v["k"])
+        if method == "http" and "concurrency" not in raw:
+            v["concurrency"] = DEFAULT_HTTP_CONCURRENCY
+        return cls(**v)
+
+    def spec(self) -> dict[str, Any]:
+        """The keys that apply to this method, as JSON (stored in the run file; ``headers``
+        values are never stored, only their names, since they may hold credentials)."""
+        keep = {"method", "deps", "k"} | self.KEYS[self.method] | (
+            set(self.CALLED) if self.method in ("python", "http") else set())
+        out = {k: v for k, v in asdict(self).items() if k in keep}
+        if "headers" in out:
+            out["headers"] = sorted(out["headers"])
+        return out
+
+
+DEFAULT_HTTP_CONCURRENCY = 4
+"""Requests in flight at once to an http app when params give no ``concurrency``; a python app
+is called one question at a time unless params say otherwise (its code may not be thread-safe)."""
+
+
+def _target(v: Any, where: str) -> str:
+    if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*", v):
+        raise _fail(where, "package.module:function (e.g. myapp.search:retrieve)", v)
+    return v
+
+
+def _paths(v: Any, where: str) -> tuple[str, ...]:
+    items = [v] if isinstance(v, str) else v
+    if not isinstance(items, list) or not all(isinstance(x, str) and x.strip() for x in items):
+        raise _fail(where, "a folder or a list of folders to import from (relative to the repository)", v)
+    return tuple(items)
+
+
+def _app_args(v: Any, where: str) -> dict[str, Any]:
+    if not isinstance(v, Mapping) or not all(isinstance(k, str) and k.isidentifier() for k in v):
+        raise _fail(where, "a mapping of keyword argument names to values", v)
+    if any(k in ("qid", "k") for k in v):
+        raise ConfigError(f"{where}: qid and k are passed by the project itself; rename the argument")
+    return {k: v[k] for k in sorted(v)}
+
+
+def _url(v: Any, where: str) -> str:
+    if not isinstance(v, str) or not re.match(r"^https?://[^/\s]+", v):
+        raise _fail(where, "an http:// or https:// URL (e.g. http://127.0.0.1:8000/search)", v)
+    return v
+
+
+def _app_body(v: Any, where: str) -> dict[str, Any]:
+    if not isinstance(v, Mapping):
+        raise _fail(where, "a mapping: the JSON body, with {question}, {qid} and {k} where they go", v)
+    return dict(v)
+
+
+def _app_fields(v: Any, where: str) -> dict[str, str]:
+    if not isinstance(v, Mapping) or not set(v) <= set(DEFAULT_APP_FIELDS) or not all(
+            isinstance(x, str) and x for x in v.values()):
+        raise _fail(where, f"a mapping of some of {', '.join(DEFAULT_APP_FIELDS)} to the hit's field names", v)
+    return {**DEFAULT_APP_FIELDS, **v}
+
+
+def _headers(v: Any, where: str) -> dict[str, str]:
+    if not isinstance(v, Mapping) or not all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()):
+        raise _fail(where, "a mapping of header names to strings", v)
+    return dict(v)
 
 
 @dataclass(frozen=True)
@@ -1101,6 +1276,10 @@ class WorkbenchConfig:
         if unknown:
             return (f"{where}: {', '.join(map(repr, unknown))} not a retrieval config; "
                     f"expected some of: {', '.join(retrieval)}")
+        apps = [c for c in self.pool_configs if retrieval[c].chunking is None]
+        if apps:
+            return (f"{where}: {', '.join(map(repr, apps))} an app of apps:; expected built-in configs (pooling "
+                    f"searches the project's own indexes live)")
         transformed = [c for c in self.pool_configs if retrieval[c].query != NO_TRANSFORM]
         if transformed:
             return (f"{where}: {', '.join(map(repr, transformed))} search with an LLM query transform; expected "
@@ -1153,7 +1332,7 @@ class Params:
     run_configs: tuple[str, ...] = ()
 
     BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
-              "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench",
+              "apps", "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench",
               "ray")
 
     @classmethod
@@ -1178,6 +1357,12 @@ class Params:
                      for n, s in _named(raw.get("retrieval"), "retrieval").items()}
         if not retrieval:
             raise ConfigError("retrieval: missing or empty; name at least one retrieval config")
+        apps = {n: AppConfig.from_params(n, s) for n, s in _named(raw.get("apps"), "apps").items()}
+        clash = sorted(set(apps) & set(retrieval))
+        if clash:
+            raise ConfigError(f"apps: {', '.join(map(repr, clash))} also named under retrieval; an app's name must "
+                              f"differ from every retrieval config's (both write runs/NAME.json)")
+        retrieval.update({n: RetrievalConfig.of_app(n, a) for n, a in apps.items()})
         selected = run_configs_of(raw.get("run_configs"), retrieval)
         return cls(
             labels=LabelsConfig.from_params(raw.get("labels")),

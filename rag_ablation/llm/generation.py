@@ -63,3 +63,16 @@ def generation_latency(timings: Sequence[Mapping[str, float]]) -> dict:
     so this is not the decoder's raw speed)."""
     rates = [t["completion_tokens"] / t["seconds"] for t in timings if t["seconds"] > 0]
     return {"answer": percentiles_ms([t["seconds"] for t in timings]), "completion_tokens_per_second": percentiles(rates)}
+
+
+def app_answer_records(questions: Sequence[Any], answers: Mapping[str, Mapping[str, Any]]) -> list[dict]:
+    """The answer records of an app that answers itself (``apps.<name>`` with ``call: ask`` or an
+    answers file: the ``answers`` of its run file, question id -> ``{"answer", "passages"}``), for
+    ``questions`` in their order, in the form :func:`answer_questions` writes: ``passages`` are
+    the passages the app says it answered from; there is no prompt, so ``prompt_sha256`` and the
+    token counts are None. A question the app did not answer gets no record."""
+    return [{"id": q.id, "slice": q.slice, "answerable": bool(q.answerable),
+             "answer": str(answers[q.id]["answer"]).strip(), "passages": list(answers[q.id]["passages"]),
+             "prompt_sha256": None, "prompt_tokens": None, "completion_tokens": None}
+            for q in questions if q.id in answers]
+

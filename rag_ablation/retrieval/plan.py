@@ -40,6 +40,8 @@ def index_needs(retrieval: Mapping[str, RetrievalConfig], chunkings: Iterable[st
     chunking named (one no config uses needs neither)."""
     needs = {c: {"bm25": False, "dense": False} for c in sorted(chunkings)}
     for cfg in retrieval.values():
+        if cfg.chunking is None:  # an app: it keeps its own index
+            continue
         entry = needs.setdefault(cfg.chunking, {"bm25": False, "dense": False})
         entry["bm25"] |= cfg.uses_bm25
         entry["dense"] |= cfg.uses_dense

@@ -49,9 +49,10 @@ class CorpusView:
 
     @classmethod
     def build(cls, documents: Sequence[Document], params: Params) -> CorpusView:
-        """Chunk ``documents`` with the chunking of ``stats.baseline`` (in memory, as the chunk
-        stage would)."""
-        name = params.config(params.stats.baseline).chunking
+        """Chunk ``documents`` with the chunking of ``stats.baseline`` (the first chunking of params
+        when the baseline is an app), in memory, as the chunk stage would."""
+        # an app as the baseline has no chunking: the first chunking of params stands in
+        name = params.config(params.stats.baseline).chunking or next(iter(params.chunkings))
         chunks = chunk_corpus(((d.doc, d.track, d.text) for d in documents), **chunk_options(params.chunking(name)))
         return cls(documents=tuple(documents), chunking=name, bodies=tuple((c.id, c.doc, c.body) for c in chunks),
                    by_doc={d.doc: d for d in documents}, normalized={d.doc: normalize(d.text) for d in documents})

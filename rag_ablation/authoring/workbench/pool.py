@@ -118,6 +118,7 @@ def open_searchers(params: Params, build: Path) -> dict[str, Search]:
     for name in cfg.pool_configs:
         rc = params.config(name)
         rc = replace(rc, k=cfg.pool_depth, depth=max(rc.depth, cfg.pool_depth))
+        assert rc.chunking is not None  # pool_problems refuses apps
         path = build / "chunks" / f"{rc.chunking}.jsonl"
         if not path.is_file():
             raise WorkbenchError(f"no chunks file {path} for pooled config {name}: run `dvc repro` first")

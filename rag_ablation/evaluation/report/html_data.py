@@ -55,6 +55,7 @@ from rag_ablation.core.errors import InvalidData
 from rag_ablation.core.io import numbered_json_lines, read_output, string_record_problems
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS
+from rag_ablation.evaluation.scoring.foreign import foreign_relevant
 from rag_ablation.evaluation.report.metrics_view import (answer_comparison as read_answer_comparison, available,
                                                          calibration, canary_results, change_of, change_verdict,
                                                          config_metrics, failure_table, hand_accuracy, is_calibrated,
@@ -136,22 +137,49 @@ class Inputs:
     queries: dict[str, Json] = field(default_factory=dict)
 
 
+def view_of(params: Params, name: str) -> str:
+    """The key of config ``name``'s passages and labels on the page: its chunking, or
+    ``app:NAME`` for an app (whose passages are its own)."""
+    return params.config(name).chunking or f"app:{name}"
+
+
+def app_labels(params: Params, runs: Mapping[str, Json], questions: Sequence[Question],
+               apps: Path | None) -> dict[str, dict[str, list[str]]]:
+    """``app:NAME`` -> question id -> relevant passage ids, for each app whose run is ok: the span
+    rule on its passages' text (``scoring.foreign``), less the passages the score stage found
+    unlabelled (``apps``: its ``metrics/apps.json``; None or absent: none)."""
+    info = read_output(apps, "score") if apps is not None and apps.is_file() else {}
+    out = {}
+    for name, run in runs.items():
+        if not params.config(name).is_app or run.get("status") != "ok":
+            continue
+        rel, _ = foreign_relevant(run, questions, labels=params.labels, known_docs=None)
+        unlabelled = set(info.get(name, {}).get("unlabelled_ids", []))
+        out[f"app:{name}"] = {q: [p for p in ids if p not in unlabelled] for q, ids in rel.items()}
+    return out
+
+
 def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdicts: Path, questions: Path,
                 audit: Path, runs: Path, labels: Path, answers: Path, latency: Path,
-                sweep: Path | None = None, queries: Path | None = None) -> Inputs:
+                sweep: Path | None = None, queries: Path | None = None, apps: Path | None = None) -> Inputs:
     """Read every input of the page for the configs of ``params`` (names from params, never a
     folder listing). ``sweep`` is optional: None, or a path that may not exist. ``queries`` is the
-    folder of the ``queries@NAME`` outputs (None: the searched texts are not shown)."""
+    folder of the ``queries@NAME`` outputs (None: the searched texts are not shown); ``apps`` the
+    score stage's summary of the app configs (:func:`app_labels`)."""
     configs = list(params.retrieval)
-    run_files = {c: read_output(runs / f"{c}.json", f"retrieve@{c}") for c in configs}
-    chunkings = sorted({params.config(c).chunking for c in configs})
+    run_files = {c: read_output(runs / f"{c}.json", f"{'app' if params.config(c).is_app else 'retrieve'}@{c}")
+                 for c in configs}
+    chunkings = sorted({ch for c in configs if (ch := params.config(c).chunking) is not None})
     label_files = {ch: read_output(labels / f"{ch}.json", f"labels@{ch}") for ch in chunkings}
+    checked = load_questions(questions, min_span=params.labels.min_span)
+    relevant = {ch: dict(v.get("relevant", {})) for ch, v in label_files.items()}
+    relevant.update(app_labels(params, run_files, checked, apps))
     answer_files = {c: read_output(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
     return Inputs(
         stats=read_output(stats, "stats"), judge=read_output(judge, "judge_eval"),
-        rows=read_scores(scores), questions=load_questions(questions, min_span=params.labels.min_span),
+        rows=read_scores(scores), questions=checked,
         audit=read_audit(audit), runs=run_files,
-        labels={ch: dict(v.get("relevant", {})) for ch, v in label_files.items()},
+        labels=relevant,
         answers=answer_files, verdicts=read_verdicts(verdicts),
         p95_ms={c: retrieval_p95(latency, c) for c in configs},
         answer_s={c: _seconds(latency_value(latency, f"generate_{c}", "answer", "p50_ms"))
@@ -253,7 +281,7 @@ def config_entries(inputs: Inputs, params: Params) -> list[Json]:
     out = []
     for name in params.retrieval:
         entry: Json = {"name": name, "baseline": name == settings.baseline,
-                       "chunking": params.config(name).chunking, "answered": name in params.generation.configs,
+                       "chunking": view_of(params, name), "answered": name in params.generation.configs,
                        "query": params.config(name).query,
                        "p95_ms": inputs.p95_ms.get(name)}
         m = config_metrics(inputs.stats, name)
@@ -352,7 +380,7 @@ def rankings(inputs: Inputs, params: Params, configs: Sequence[Json], k: int) ->
         run = inputs.runs.get(c["name"], {})
         if run.get("status") != "ok":
             continue
-        chunking = params.config(c["name"]).chunking
+        chunking = view_of(params, c["name"])
         texts = shown.setdefault(chunking, {})
         relevant = inputs.labels.get(chunking, {})
         try:

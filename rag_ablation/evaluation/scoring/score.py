@@ -10,7 +10,7 @@ widens span labels, which such a data set does not use).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from rag_ablation.core.config import Params
 from rag_ablation.core.io import read_output
 from rag_ablation.evaluation.scoring.audit import AuditSpan, audited_relevant
+from rag_ablation.evaluation.scoring.foreign import foreign_relevant
 from rag_ablation.evaluation.scoring.graded import Qrel
 from rag_ablation.evaluation.scoring.scores import score_answers, score_run
 from rag_ablation.data.questions import Question
@@ -29,33 +30,49 @@ class Scores:
     audited: list[dict[str, Any]] = field(default_factory=list)
     answers: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # one line per config without rows, saying why
+    apps: dict[str, Any] = field(default_factory=dict)  # per app config: its run's summary and unlabelled counts
 
 
 def score_configs(params: Params, questions: Sequence[Question], audit: Sequence[AuditSpan], *,
-                  runs: Path, labels: Path, answers: Path, qrels: Mapping[str, Qrel] | None = None) -> Scores:
+                  runs: Path, labels: Path, answers: Path, qrels: Mapping[str, Qrel] | None = None,
+                  known_docs: Collection[str] | None = None) -> Scores:
     """Every row of the three score files (module docstring); ``runs``, ``labels`` and
     ``answers`` are the folders of the retrieve, labels and generate stages' outputs;
-    ``qrels`` the data set's graded qrels (None or empty: span labels only)."""
+    ``qrels`` the data set's graded qrels (None or empty: span labels only); ``known_docs`` the
+    data set's documents, against which an app's passages are labelled (``foreign``: a passage
+    of another document is unlabelled; None: every document counts as known)."""
     graded = qrels or None
     out = Scores()
     relevant: dict[str, dict] = {}
+    by_config: dict[str, dict] = {}
     for name in sorted(params.retrieval):
-        chunking = params.config(name).chunking
-        run = read_output(runs / f"{name}.json", f"retrieve@{name}")
+        cfg = params.config(name)
+        run = read_output(runs / f"{name}.json", f"{'app' if cfg.is_app else 'retrieve'}@{name}")
         if run["status"] != "ok":
             out.notes.append(f"{name}: {run['status']}: {run['reason']}")
             continue
-        if chunking not in relevant:
-            relevant[chunking] = read_output(labels / f"{chunking}.json", f"labels@{chunking}")["relevant"]
-        depth = params.config(name).k
-        out.retrieval.extend(score_run(name, run["questions"], relevant[chunking], questions, qrels=graded,
-                                       depth=depth))
-        widened = audited_relevant(relevant[chunking], run["passages"], audit, window=params.labels.window)
-        out.audited.extend(score_run(name, run["questions"], widened, questions, qrels=graded, depth=depth))
+        if cfg.chunking is None:  # an app: its passages are labelled by their text
+            rel, counts = foreign_relevant(run, questions, labels=params.labels, known_docs=known_docs)
+            out.apps[name] = {**run.get("app", {}), **counts}
+            if counts["unlabelled"]:
+                out.notes.append(f"{name}: {counts['unlabelled']} of {counts['passages']} passage(s) unlabelled "
+                                 f"(document not in the data set, or no text): never counted relevant")
+        else:
+            if cfg.chunking not in relevant:
+                relevant[cfg.chunking] = read_output(labels / f"{cfg.chunking}.json", f"labels@{cfg.chunking}")["relevant"]
+            rel = relevant[cfg.chunking]
+        by_config[name] = rel
+        depth = cfg.k
+        counted = cfg.chunking is not None
+        out.retrieval.extend(score_run(name, run["questions"], rel, questions, qrels=graded, depth=depth,
+                                       count_relevant=counted))
+        widened = audited_relevant(rel, run["passages"], audit, window=params.labels.window)
+        out.audited.extend(score_run(name, run["questions"], widened, questions, qrels=graded, depth=depth,
+                                     count_relevant=counted))
     for name in params.generation.configs:
         generated = read_output(answers / f"{name}.json", f"generate@{name}")
         if generated["status"] == "ok":
-            rel = relevant.get(params.config(name).chunking, {})
+            rel = by_config.get(name, {})
             out.answers.extend(score_answers(name, generated["answers"], rel, questions,
                                              phrases=params.generation.refusal_phrases))
     return out

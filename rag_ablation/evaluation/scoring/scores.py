@@ -11,7 +11,8 @@ order, for every config whose run is ``ok``:
 - ``first_relevant_rank``: 1-based rank of the first relevant chunk in the stored ranking,
   empty when none is in it (``rag_ablation.evaluation.scoring.measures``);
 - ``hit_at_1``, ``hit_at_5``, ``hit_at_10`` (0/1, bound inclusive) and ``rr_at_10``;
-- ``n_relevant``: how many chunks of the chunking the labels count as relevant;
+- ``n_relevant``: how many chunks of the chunking the labels count as relevant (empty for an
+  app, ``apps:``, whose passages are known only as far as it ranked them);
 - ``top_score``: the score of the first-ranked chunk to ``SCORE_DIGITS`` significant digits
   (``rag_ablation.core.config``: dense scores carry float32 noise from the CPU's kernels; empty
   for an empty ranking);
@@ -62,11 +63,12 @@ def retrieval_fields(graded: bool) -> tuple[str, ...]:
 
 def score_run(config: str, records: Sequence[Mapping[str, Any]], relevant: Mapping[str, Sequence[str]],
               questions: Sequence[Question], *, qrels: Mapping[str, Qrel] | None = None,
-              depth: int = 0) -> list[dict[str, Any]]:
+              depth: int = 0, count_relevant: bool = True) -> list[dict[str, Any]]:
     """Retrieval rows of one run (``records``: the run file's questions, with ``ranking``)
     against ``relevant`` (question id -> relevant chunk ids), in the order of ``questions``.
     With ``qrels`` (a graded data set) relevance comes from them instead and the graded
-    columns are added; ``depth`` is how many chunks the config keeps (``k``). A question
+    columns are added; ``depth`` is how many chunks the config keeps (``k``). With
+    ``count_relevant`` False (an app: only its own top k is known) ``n_relevant`` is left empty. A question
     missing from the run raises ``UserError`` (the run is stale: rerun it)."""
     by_id = {r["id"]: r for r in records}
     missing = [q.id for q in questions if q.id not in by_id]
@@ -88,7 +90,8 @@ def score_run(config: str, records: Sequence[Mapping[str, Any]], relevant: Mappi
             rel = relevant.get(q.id, ()) if qrel is None else relevant_chunks(ranking, qrel)
             rank = first_relevant_rank(ranking, rel)
             n_relevant = len(rel) if qrel is None else sum(1 for g in qrel.grades.values() if g > 0)
-            row.update(first_relevant_rank=rank, n_relevant=n_relevant, **{f"rr_at_{MRR_K}": rr_at(rank, MRR_K)},
+            counted = n_relevant if count_relevant or qrel is not None else None
+            row.update(first_relevant_rank=rank, n_relevant=counted, **{f"rr_at_{MRR_K}": rr_at(rank, MRR_K)},
                        **{f"hit_at_{k}": int(hit_at(rank, k)) for k in RECALL_KS})
             if qrel is not None:
                 row.update(graded_scores(ranking, qrel, depth=depth))
