@@ -5,7 +5,8 @@ Renders the configs with their intervals, recall per slice, paired changes again
 baseline with fixed and broken counts and Holm-adjusted p-values, the subsampling table and the
 judge-free answer proxy (rag_ablation.evaluation.report.markdown), then the judges against the hand
 grades, accuracy three ways, canaries, bias, failure tables and unanswerable questions
-(rag_ablation.evaluation.report.judge_report). Configs follow params.yaml, never a
+(rag_ablation.evaluation.report.judge_report); with apps, what their runs say beyond the scores
+(rag_ablation.evaluation.report.apps_report). Configs follow params.yaml, never a
 folder listing. The report only formats numbers already in the metrics file, so it is as
 deterministic as that file.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_output, write_text
+from rag_ablation.evaluation.report.apps_report import render_apps
 from rag_ablation.evaluation.report.judge_report import render_answers
 from rag_ablation.evaluation.report.markdown import render
 
@@ -27,6 +29,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--stats", type=Path, required=True, help="the metrics file of the stats stage")
     ap.add_argument("--judge", type=Path, required=True, help="the detail file of the judge_eval stage")
+    ap.add_argument("--apps", type=Path, default=None, help="the score stage's summary of the app configs")
     ap.add_argument("--out", type=Path, required=True, help="the report (Markdown)")
     args = ap.parse_args()
     params = load_config()
@@ -34,7 +37,8 @@ def main() -> None:
                   settings=params.stats)
     answers = render_answers(read_output(args.judge, "judge_eval"), configs=list(params.generation.configs),
                              judges=list(params.judge.judges), confidence=params.stats.confidence)
-    write_text(args.out, text + ("\n" + answers + "\n" if answers else ""))
+    apps = render_apps(read_output(args.apps, "score")) if args.apps is not None and args.apps.is_file() else ""
+    write_text(args.out, text + ("\n" + apps if apps else "") + ("\n" + answers + "\n" if answers else ""))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ batches) with a progress line; each reply is checked against the contract and st
 arrives, so a failure part-way (an exception in the app, a reply of the wrong shape, a service
 that dies) stops the run with one message and loses no finished call, and no run file is written.
 
-The summary stored in the run (``app``): calls made and read from the cache, the questions that
+An id that two questions' passages share with different texts (an app whose ids are ranks) is
+made distinct (``ID~`` and a hash of the text; ``id_conflicts`` counts them), so every id of the
+run names one text. The summary stored in the run (``app``): calls made and read from the cache, the questions that
 got fewer than ``k`` passages (counted; their missing ranks are misses) or none at all, ties
 re-sorted (trec), the versions the app reported, and the run's fingerprint (sha256 of its
 rankings) with ``changed``: true when the last run of the same identity had other rankings (a
@@ -94,6 +96,17 @@ def _stored(reply: Mapping[str, Any], app: AppConfig, *, qid: str, name: str, se
         raise BadReply(f"app {name!r}, question {qid}: the answer is {reply.get('answer')!r}; expected text")
     return {"passages": [vars(p) for p in passages], "answer": reply.get("answer"), "version": reply.get("version"),
             "seconds": round(seconds, 6)}
+
+
+def _distinct(p: Passage, texts: Mapping[str, str], conflicts: set[str]) -> Passage:
+    """``p``, or, when another question's passage already holds its id with another text (an app
+    whose ids are ranks, say), ``p`` under ``ID~`` and the first 12 hex digits of its text's
+    sha256, so each id of the run file names one text; the id is added to ``conflicts``."""
+    if texts.get(p.id, p.text) == p.text:
+        return p
+    conflicts.add(p.id)
+    return Passage(id=f"{p.id}~{hashlib.sha256(p.text.encode('utf-8')).hexdigest()[:12]}", doc=p.doc, text=p.text,
+                   score=p.score)
 
 
 Caller = Callable[[Sequence[tuple[str, str]]], list[Any]]
@@ -201,15 +214,19 @@ def run_app(cfg: RetrievalConfig, questions: Sequence[Question], *, base: Path, 
     if method is _called:
         kwargs.update(cache=cache, progress=progress)
     replies, summary = method(cfg, questions, **kwargs)
-    records, passages, answers, seconds = [], {}, {}, []
+    records: list[dict[str, Any]] = []
+    passages: dict[str, str] = {}
+    answers: dict[str, dict[str, Any]] = {}
+    seconds: list[float] = []
     short, missing = [], []
+    conflicts: set[str] = set()
     for q in questions:
         reply = replies.get(q.id)
         if reply is None:
             missing.append(q.id)
             hits: list[Passage] = []
         else:
-            hits = [Passage(**p) for p in reply["passages"]][: app.k]
+            hits = [_distinct(Passage(**p), passages, conflicts) for p in reply["passages"][: app.k]]
             seconds.append(float(reply["seconds"]))
             if reply.get("answer") is not None:
                 answers[q.id] = {"answer": reply["answer"], "passages": [p.id for p in hits]}
@@ -222,7 +239,8 @@ def run_app(cfg: RetrievalConfig, questions: Sequence[Question], *, base: Path, 
     identity = summary.pop("identity", None)
     previous = cache.swap_fingerprint(identity, fingerprint) if identity is not None else None
     versions = sorted({str(r["version"]) for r in replies.values() if r.get("version") is not None})
-    summary.update(short=len(short), short_ids=short[:20], missing=len(missing), missing_ids=missing[:20],
+    summary.update(id_conflicts=len(conflicts), short=len(short), short_ids=short[:20], missing=len(missing),
+                   missing_ids=missing[:20],
                    versions=versions, fingerprint=fingerprint,
                    changed=previous is not None and previous != fingerprint)
     return AppRun(records=records, passages=dict(sorted(passages.items())), answers=answers, seconds=seconds,
