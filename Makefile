@@ -6,7 +6,8 @@ BIN    := $(abspath $(VENV)/bin)
 STAMP  := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-RAY    := $(VENV)/.installed-ray
+# The stamp of the optional extras the tests need (ray, app): see the rule below.
+EXTRAS := $(VENV)/.installed-extras
 
 .PHONY: install run test test-fast lint bench bench-faiss clean-cache models
 
@@ -33,17 +34,18 @@ install: $(STAMP) $(PLOTS_HTML)
 run: install
 	@start=$$(date +%s); dvc repro && rag-ablation costs --since $$start
 
-# The optional extra `ray` (embedding.engine: ray), installed for the tests so CI runs them.
-$(RAY): pyproject.toml | $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,ray]'
-	touch $(RAY)
+# The optional extras, installed for the tests so CI runs them: `ray` (embedding.engine: ray) and
+# `app` (LangChain and LlamaIndex objects from a team's own app, and examples/own_app/).
+$(EXTRAS): pyproject.toml | $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,ray,app]'
+	touch $(EXTRAS)
 
 # Two worker processes (pytest-xdist), each test file on one worker, so a module's fixtures are
 # built once; about half the serial time on 2 cores (benchmarks/RESULTS.md, "The test suite").
 PYTEST_WORKERS := -n 2 --dist loadfile
 
 # --durations=15 lists the slowest tests, to keep an eye on the 30-minute CI budget.
-test: install $(RAY)
+test: install $(EXTRAS)
 	$(PY) -m pytest -q $(PYTEST_WORKERS) --durations=15
 
 # The edit-test loop: everything but the end-to-end runs (DVC pipelines, served and embedded
