@@ -66,7 +66,7 @@ $(NODE_STAMP): package.json package-lock.json
 # The linters and the type checker: ruff and mypy as configured in pyproject.toml, ESLint as
 # eslint.config.mjs configures it (.ci/run calls this).
 lint: install $(NODE_STAMP)
-	$(BIN)/ruff check rag_ablation stages tests benchmarks data/sample_passages.py
+	$(BIN)/ruff check rag_ablation stages tests benchmarks examples data/sample_passages.py
 	$(BIN)/mypy
 	node_modules/.bin/eslint --max-warnings 0 $(JS_LINT)
 

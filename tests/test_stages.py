@@ -840,3 +840,71 @@ def load_incomparable():
     from rag_ablation.evaluation.gate.formats import INCOMPARABLE_METRICS
 
     return json.loads(json.dumps(INCOMPARABLE_METRICS))
+
+
+def app_project(built, tmp_path, apps):
+    """A folder with the built project's params plus ``apps``, the fixture's own_app code and the
+    built question file: where the app stage runs."""
+    shutil.copytree(FIXTURES / "own_app", tmp_path / "own")
+    params = yaml.safe_load((built / "params.yaml").read_text())
+    params["apps"] = apps
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    shutil.copytree(built / "corpus", tmp_path / "corpus")
+    return tmp_path
+
+
+def app_args(d, built, name):
+    return ["--name", name, "--questions", built / "build/q.jsonl", "--out", d / f"runs/{name}.json",
+            "--latency", d / f"latency/{name}.json"]
+
+
+def test_app_stage_runs_a_team_app_as_a_retrieval_run(built, tmp_path):
+    params = yaml.safe_load((built / "params.yaml").read_text())
+    d = app_project(built, tmp_path, {"ownbm25": {
+        "method": "python", "target": "bm25_app:retrieve", "path": ["own"], "deps": "own",
+        "args": {"corpus": "corpus", "size": params["chunk_size"], "overlap": params["chunk_overlap"]}}})
+    res = stage(d, "app.py", *app_args(d, built, "ownbm25"))
+    assert "8 call(s) to the app, 0 from the cache" in res.stderr
+    run, builtin = load(d / "runs/ownbm25.json"), load(built / "build/runs/bm25.json")
+    assert run["status"] == "ok" and run["config"]["app"]["target"] == "bm25_app:retrieve"
+    # the same rankings as retrieve@bm25 (the wrapper returns the chunk ids; chunking base is the bm25 config's)
+    assert [r["ranking"] for r in run["questions"]] == [r["ranking"][:10] for r in builtin["questions"]]
+    assert run["app"]["missing"] == 0 and run["app"]["changed"] is False
+    lat = load(d / "latency/ownbm25.json")
+    assert lat["calls"] == 8 and lat["n_timed"] == 8 and lat["total"]["p50_ms"] > 0
+    again = stage(d, "app.py", *app_args(d, built, "ownbm25"))
+    assert "0 call(s) to the app, 8 from the cache" in again.stderr
+
+
+@pytest.mark.bad_input
+def test_app_stage_with_a_target_that_cannot_be_imported_writes_nothing(built, tmp_path):
+    d = app_project(built, tmp_path, {"broken": {"method": "python", "target": "no_module_here:retrieve",
+                                                 "path": ["own"], "deps": "own"}})
+    res = stage(d, "app.py", *app_args(d, built, "broken"), ok=False)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines()[-1].startswith("error: app target 'no_module_here:retrieve': module "
+                                                         "'no_module_here' cannot be imported")
+    assert not (d / "runs/broken.json").exists() and not (d / "latency/broken.json").exists()
+
+
+def test_generate_keeps_the_answers_of_an_app_that_answers(built, tmp_path):
+    d = app_project(built, tmp_path, {"asker": {"method": "file", "answers": "answers.jsonl", "deps": "answers.jsonl"}})
+    qs = [json.loads(line) for line in (built / "build/q.jsonl").read_text().splitlines()]
+    (d / "answers.jsonl").write_text("".join(json.dumps({"id": q["id"], "answer": f"answer {n}", "passages": [
+        {"doc": q["doc"] or "x.md", "text": "what the app read"}]}) + "\n" for n, q in enumerate(qs)))
+    stage(d, "app.py", *app_args(d, built, "asker"))
+    params = yaml.safe_load((d / "params.yaml").read_text())
+    params["generation"]["configs"] = ["asker"]
+    params["generation"]["k"] = 1
+    (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    shutil.copytree(ROOT / "prompts", d / "prompts")
+    res = stage(d, "generate.py", "--name", "asker", "--run", d / "runs/asker.json", "--questions",
+                built / "build/q.jsonl", "--prompts", "prompts", "--out", d / "answers/asker.json",
+                "--latency", d / "latency/generate_asker.json")
+    assert "answer(s) of the app itself" in res.stderr
+    out = load(d / "answers/asker.json")
+    run = load(d / "runs/asker.json")
+    assert out["status"] == "ok" and out["llm"] == {"app": "asker"}
+    assert {a["answer"] for a in out["answers"]} <= {f"answer {n}" for n in range(len(qs))}
+    for a in out["answers"]:
+        assert [run["passages"][p] for p in a["passages"]] == ["what the app read"]

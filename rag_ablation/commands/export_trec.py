@@ -77,6 +77,10 @@ def read_run(path: Path) -> tuple[str, str, dict[str, list[dict]], set[str], int
     run = _read_json(path, "run file", "expected a retrieve stage output, data/build/runs/<config>.json, which "
                                        "`dvc repro retrieve@<config>` (or `dvc pull`) writes")
     config = run.get("config") if isinstance(run, dict) else None
+    if isinstance(config, dict) and isinstance(config.get("app"), dict):
+        raise UserError(f"run file {path} is the run of app {config.get('name')!r} (apps: in params.yaml): its "
+                        f"passages are labelled by their own text, with no chunking whose labels file export-trec "
+                        f"could write as qrels; its per-question scores are in metrics/scores/retrieval.csv")
     if not isinstance(config, dict) or not isinstance(config.get("chunking"), str):
         raise InvalidData(f"run file {path} is not a retrieve stage output: expected an object whose 'config' "
                           f"names its 'chunking'; pass data/build/runs/<config>.json")

@@ -660,10 +660,11 @@ class AppConfig:
     it was written from; ``answer`` is the dotted path of the answer in an http reply). ``deps``
     is the one file or folder DVC tracks for the app (DVC's templating cannot put a list into a
     stage's deps): its content is also part of every cached call's key, so a change reruns the
-    app and calls it afresh. ``k`` is the ranking length kept (at least 10); ``concurrency``,
-    ``timeout`` (seconds) and ``retries`` apply to calls; ``fresh`` calls the app even where the
-    cache holds the answer. ``version`` (http) is the dotted path of the version the reply reports,
-    part of the cache key with the python module's ``__version__``."""
+    app and calls it afresh. ``k`` is the ranking length kept (at least 10); ``concurrency`` is the
+    calls in flight (python, http); ``fresh`` calls the app even where the
+    cache holds the answer; ``timeout`` (seconds per request) and ``retries`` apply to http only.
+    ``version`` (http) is the dotted path of the version the reply reports, part of the cache key
+    as a python target's ``version`` attribute or module ``__version__`` is."""
 
     method: str
     deps: str
@@ -690,10 +691,11 @@ class AppConfig:
     fresh: bool = False
 
     KEYS = {"python": {"target", "path", "args", "batch", "call"},
-            "http": {"url", "body", "hits", "answer", "fields", "headers", "api_key_env", "version", "call", "args"},
+            "http": {"url", "body", "hits", "answer", "fields", "headers", "api_key_env", "version", "call", "args",
+                     "timeout", "retries"},
             "trec": {"run", "passages"}, "file": {"answers"}}
     REQUIRED = {"python": ("target",), "http": ("url",), "trec": ("run", "passages"), "file": ("answers",)}
-    CALLED = ("concurrency", "timeout", "retries", "fresh")  # keys of the methods that call the app
+    CALLED = ("concurrency", "fresh")  # keys of the methods that call the app (python, http)
 
     @property
     def answers_questions(self) -> bool:

@@ -131,6 +131,16 @@ def test_missing_run_file_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.bad_input
+def test_an_app_run_is_refused_with_where_its_scores_are(tmp_path, capsys):
+    run_path, labels_path = tiny(tmp_path)
+    run = json.loads(run_path.read_text())
+    run_path.write_text(json.dumps({**run, "config": {"name": "myapp", "method": "python", "k": 10,
+                                                        "app": {"method": "python"}}}))
+    err = error_of(capsys, run_path, labels_path, tmp_path)
+    assert "is the run of app 'myapp'" in err and "metrics/scores/retrieval.csv" in err
+
+
+@pytest.mark.bad_input
 def test_malformed_labels_and_failed_run(tmp_path, capsys):
     run_path, labels_path = tiny(tmp_path)
     labels_path.write_text('{"relevant": ["q1"]}')

@@ -36,13 +36,15 @@ BLOCKS: dict[str, type] = {
     "workbench": config.WorkbenchConfig, "ray": config.RayConfig,
     "chunkings.<name>": config.ChunkingConfig, "retrieval.<name>": config.RetrievalConfig,
     "retrieval.<name>.rerank": config.RerankConfig, "query_transforms.<name>": config.QueryTransformConfig,
+    "apps.<name>": config.AppConfig,
 }
-NAMED = {"chunkings", "retrieval", "query_transforms"}  # blocks of named configs
+NAMED = {"chunkings", "retrieval", "query_transforms", "apps"}  # blocks of named configs
 TOP = [k for k in config.Params.BLOCKS if k not in BLOCKS and k not in NAMED]  # dataset, chunk_size, ...
 
 UNDOCUMENTED = {
     "retrieval.<name>.rerank.allow_placeholder": "tests only: lets an untrained reranker head run for plumbing",
     "split.enabled": "not a key: `split: none` turns the split off, a block (or no `split:`) turns it on",
+    "retrieval.<name>.app": "not a key: an entry of `apps:` becomes a retrieval config holding its AppConfig",
 }
 """Keys the dataclasses read that the reference need not list, with the reason."""
 

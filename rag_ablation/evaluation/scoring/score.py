@@ -64,11 +64,12 @@ def score_configs(params: Params, questions: Sequence[Question], audit: Sequence
         by_config[name] = rel
         depth = cfg.k
         counted = cfg.chunking is not None
+        stage = "retrieve" if counted else "app"
         out.retrieval.extend(score_run(name, run["questions"], rel, questions, qrels=graded, depth=depth,
-                                       count_relevant=counted))
+                                       count_relevant=counted, stage=stage))
         widened = audited_relevant(rel, run["passages"], audit, window=params.labels.window)
         out.audited.extend(score_run(name, run["questions"], widened, questions, qrels=graded, depth=depth,
-                                     count_relevant=counted))
+                                     count_relevant=counted, stage=stage))
     for name in params.generation.configs:
         generated = read_output(answers / f"{name}.json", f"generate@{name}")
         if generated["status"] == "ok":

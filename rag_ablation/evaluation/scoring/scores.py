@@ -63,18 +63,18 @@ def retrieval_fields(graded: bool) -> tuple[str, ...]:
 
 def score_run(config: str, records: Sequence[Mapping[str, Any]], relevant: Mapping[str, Sequence[str]],
               questions: Sequence[Question], *, qrels: Mapping[str, Qrel] | None = None,
-              depth: int = 0, count_relevant: bool = True) -> list[dict[str, Any]]:
+              depth: int = 0, count_relevant: bool = True, stage: str = "retrieve") -> list[dict[str, Any]]:
     """Retrieval rows of one run (``records``: the run file's questions, with ``ranking``)
     against ``relevant`` (question id -> relevant chunk ids), in the order of ``questions``.
     With ``qrels`` (a graded data set) relevance comes from them instead and the graded
     columns are added; ``depth`` is how many chunks the config keeps (``k``). With
     ``count_relevant`` False (an app: only its own top k is known) ``n_relevant`` is left empty. A question
-    missing from the run raises ``UserError`` (the run is stale: rerun it)."""
+    missing from the run raises ``UserError`` (the run is stale: rerun ``stage@config``)."""
     by_id = {r["id"]: r for r in records}
     missing = [q.id for q in questions if q.id not in by_id]
     if missing:
         raise UserError(f"run of {config!r} has no ranking for {len(missing)} question(s) "
-                        f"({', '.join(missing[:10])}); it is stale: run `dvc repro retrieve@{config}`")
+                        f"({', '.join(missing[:10])}); it is stale: run `dvc repro {stage}@{config}`")
     rows = []
     for q in questions:
         ranking = [x["chunk"] for x in by_id[q.id]["ranking"]]

@@ -67,7 +67,8 @@ def deps_hash(path: Path) -> str:
 @dataclass
 class AppRun:
     """What :func:`run_app` returns: run-file records and passages, answers by question id (app
-    answers only), per-question call seconds (the calls' own, cached or not) and the summary."""
+    answers only), per-question call seconds (the calls' own, cached or not; none for an app read
+    from files, whose cost is unknown here) and the summary."""
 
     records: list[dict[str, Any]]
     passages: dict[str, str]
@@ -89,13 +90,14 @@ def _reply_of(raw: Any, app: AppConfig, *, qid: str, name: str) -> dict[str, Any
     return {"hits": raw, "answer": None, "version": None}
 
 
-def _stored(reply: Mapping[str, Any], app: AppConfig, *, qid: str, name: str, seconds: float) -> dict[str, Any]:
-    """The cache entry of one reply: its passages checked against the contract (``hits``)."""
+def _stored(reply: Mapping[str, Any], app: AppConfig, *, qid: str, name: str, seconds: float | None) -> dict[str, Any]:
+    """The cache entry of one reply: its passages checked against the contract (``hits``);
+    ``seconds`` None for a reply read from a file (no call was timed)."""
     passages = to_passages(reply["hits"], qid=qid, app=name)
     if app.answers_questions and not isinstance(reply.get("answer"), str):
         raise BadReply(f"app {name!r}, question {qid}: the answer is {reply.get('answer')!r}; expected text")
     return {"passages": [vars(p) for p in passages], "answer": reply.get("answer"), "version": reply.get("version"),
-            "seconds": round(seconds, 6)}
+            "seconds": None if seconds is None else round(seconds, 6)}
 
 
 def _distinct(p: Passage, texts: Mapping[str, str], conflicts: set[str]) -> Passage:
@@ -152,14 +154,21 @@ def _called(cfg: RetrievalConfig, questions: Sequence[Question], *, base: Path, 
         pending = [(q.id, q.question) for q in questions]
         replies: dict[str, dict[str, Any]] = {}
         calls = 0
+        probe = None
         if app.method == "http" and app.version and pending:  # one fresh call learns the version now served
             qid, text = pending[0]
-            first = _stored(_reply_of(caller([pending[0]])[0], app, qid=qid, name=cfg.name), app, qid=qid,
-                            name=cfg.name, seconds=0.0)
-            caller.version = first["version"]
+            t0 = time.perf_counter()
+            raw = caller([pending[0]])[0]
+            probe = _stored(_reply_of(raw, app, qid=qid, name=cfg.name), app, qid=qid, name=cfg.name,
+                            seconds=time.perf_counter() - t0)
+            caller.version = probe["version"]
             calls += 1
         identity = {**caller.identity(), "deps": deps_hash(base / app.deps)}
         keys = {qid: call_key(identity, qid=qid, question=text) for qid, text in pending}
+        if probe is not None:  # the probe's reply is the first question's, under the version it reported
+            cache.put(keys[pending[0][0]], probe)
+            replies[pending[0][0]] = probe
+            pending = pending[1:]
         todo = []
         for qid, text in pending:
             hit = None if app.fresh else cache.get(keys[qid])
@@ -193,7 +202,7 @@ def _read(cfg: RetrievalConfig, questions: Sequence[Question], *, base: Path
     else:
         assert app.answers is not None
         raw = read_answers(base / app.answers, questions=ids)
-    replies = {qid: _stored(r, app, qid=qid, name=cfg.name, seconds=0.0) for qid, r in raw.items()}
+    replies = {qid: _stored(r, app, qid=qid, name=cfg.name, seconds=None) for qid, r in raw.items()}
     return replies, {"calls": 0, "cached": 0, "ties_resorted": ties}
 
 
@@ -227,7 +236,8 @@ def run_app(cfg: RetrievalConfig, questions: Sequence[Question], *, base: Path, 
             hits: list[Passage] = []
         else:
             hits = [_distinct(Passage(**p), passages, conflicts) for p in reply["passages"][: app.k]]
-            seconds.append(float(reply["seconds"]))
+            if reply["seconds"] is not None:
+                seconds.append(float(reply["seconds"]))
             if reply.get("answer") is not None:
                 answers[q.id] = {"answer": reply["answer"], "passages": [p.id for p in hits]}
         if reply is not None and len(hits) < app.k:

@@ -107,8 +107,8 @@ def to_passages(hits: Any, *, qid: str, app: str) -> list[Passage]:
         if not isinstance(text, str):
             raise BadReply(f"{where}: \"text\" is {_shown(text)}; expected the passage's text as a string")
         if not isinstance(doc, str) or not doc:
-            raise BadReply(f"{where}: \"doc\" is {_shown(doc)}; expected the passage's document (a corpus path, "
-                           f"or the data set's document id) as a non-empty string")
+            raise BadReply(f"{where}: \"doc\" is {_shown(doc)}; expected the passage's document as a non-empty "
+                           f"string: its path under the data set's corpus folder (guide/a.md)")
         if given is not None and not isinstance(given, (str, int)):
             raise BadReply(f"{where}: \"id\" is {_shown(given)}; expected a string, a number or nothing")
         if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))

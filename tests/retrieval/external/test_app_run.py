@@ -127,6 +127,10 @@ def test_trec_ties_follow_trec_eval(tmp_path):
     replies, ties = read_trec(tmp_path / "r.trec", tmp_path / "p.jsonl", questions={"q0"})
     # score descending, then docno descending (trec_eval): b (0.9), then c before a
     assert [h["id"] for h in replies["q0"]["hits"]] == ["b", "c", "a"] and ties == 1
+    cfg = config("t", method="trec", run="r.trec", passages="p.jsonl", deps="r.trec")
+    result = run(cfg, tmp_path, questions=QUESTIONS[:1])
+    assert [x["chunk"] for x in result.records[0]["ranking"]] == ["d.md#b", "d.md#c", "d.md#a"]
+    assert result.seconds == [] and result.summary["ties_resorted"] == 1  # a file: no call was timed
 
 
 def test_deps_hash_skips_bytecode(tmp_path):

@@ -229,7 +229,7 @@ def test_http_app_through_run_app(server, tmp_path):
     spec = {"method": "http", "url": f"{server.url}/search", "deps": "examples/own_app", "concurrency": 2,
             "version": "version"}
     result = run("own_http", spec, tmp_path)
-    check_run(result, calls=5)  # one first call learns the version served, then the 4 questions
+    check_run(result, calls=4)  # the first question learns the version served (its reply kept), then 3 more
     assert result.summary["versions"] == ["1"]
 
 
