@@ -13,8 +13,9 @@ Protocol (``import_beir``):
   ``<name> = safe_file_name(_id)`` (``rag_ablation.datasets.imports``). The text is ``# <title>``
   (whitespace collapsed to one line), a blank line, then ``text``; just ``text`` when the title
   is empty. Every corpus entry is written, judged or not.
-- Questions (``rag_ablation.data.questions`` format): one per query that has at least one usable
-  qrels row in the split (score > 0, naming a known document), in ``queries.jsonl`` order.
+- Questions (``rag_ablation.data.questions`` format): one per query that has at least one
+  relevant qrels row in the split (score > 0, naming a known document), in ``queries.jsonl``
+  order.
   BEIR judges documents, not answers, and the format holds one document and one span per
   question, so:
 
@@ -31,24 +32,29 @@ Protocol (``import_beir``):
   is scored by its gold file as graded qrels (``rag_ablation.evaluation.scoring.graded``: every
   judged document, nDCG@10 and recall@100), not by this span.
 
-  Every gold document (with its score) is kept in the gold file, one JSON object per line in
+  Every judged document of a question is kept in the gold file with its score, grade 0
+  included: a row of score 0 is BEIR's "judged, not relevant", which TREC tools count as judged
+  (gain 0; nDCG and recall ignore it, and so does the project, whose relevance is score > 0), so
+  the exported qrels keep BEIR's judged non-relevant rows. One JSON object per line in
   question order: ``{"id": query id, "gold": [{"doc": path, "score": n}, ...] (highest score
-  first, the first one being the question's ``doc``), "exclude": [path, ...]}``; ``exclude``
-  lists the document whose ``_id`` equals the query's (see below), else is empty.
+  first, in qrels order among equal scores, the first one being the question's ``doc``),
+  "exclude": [path, ...]}``; ``exclude`` lists the document whose ``_id`` equals the query's
+  (see below), else is empty.
 - Validation: a line that is not JSON, a record without ``_id``/``text``, or a malformed qrels
   line (a first line neither a header nor a row, an empty qrels file) raises ``InvalidData``
   listing every problem, and nothing is written. Data problems are counted in the
   ``ImportReport`` with example ids (``DROP_REASONS``), each kind of record apart
   (``DROP_KINDS``): documents (duplicate ids, the first kept; empty), queries (duplicate ids;
-  empty; no relevant document, i.e. no usable qrels row in the split, which is normal:
+  empty; no relevant document, i.e. no qrels row of score > 0 in the split, which is normal:
   ``queries.jsonl`` holds every split's queries; gold document too short) and qrels rows
-  (naming an unknown query or document, score <= 0 (BEIR's "not relevant"), repeated, judging
-  a query against its own id, or belonging to a query dropped as empty, which goes with its
-  query but is counted as a row). So the documents read are those written plus those
-  dropped, the queries read the questions written plus the queries dropped (without a
-  sample), and the qrels rows read the gold file's rows plus the rows dropped (without a
-  sample or a ``span_too_short`` drop, whose rows leave with their question). An import
-  left with no question at all raises ``NothingImported`` (usually the wrong split).
+  (naming an unknown query or document, a negative score (no grade: BEIR's data sets have none),
+  repeated, judging a query against its own id, or belonging to a query dropped as empty or
+  for having only score-0 rows, which go with their query but are counted as rows). So the
+  documents read are those written plus those dropped, the queries read the questions written
+  plus the queries dropped (without a sample), and the qrels rows read the gold file's rows
+  plus the rows dropped (without a sample or a ``span_too_short`` drop, whose rows leave with
+  their question). An import left with no question at all raises ``NothingImported`` (usually
+  the wrong split).
 - Identical ids (BEIR's ``ignore_identical_ids``): in data sets such as ArguAna and Quora a
   query is also a corpus entry with the same ``_id`` and would retrieve itself. BEIR's
   evaluation removes that document from the query's results. The question format cannot
@@ -109,14 +115,17 @@ DROP_REASONS = {
     "empty_question": "query text empty or only whitespace",
     "qrels_unknown_query": "qrels row naming a query id not in queries.jsonl (row ignored)",
     "qrels_unknown_document": "qrels row naming a corpus id not in corpus.jsonl, or dropped from it (row ignored)",
-    "qrels_score_not_positive": "qrels row with score <= 0, which BEIR counts as not relevant (row ignored)",
+    "qrels_score_negative": "qrels row with a negative score, not a relevance grade (BEIR's grades are 0 and up; "
+                            "row ignored)",
     "qrels_duplicate_row": "qrels row repeating an earlier (query, document) pair (the first is kept)",
     "qrels_identical_ids": "qrels row judging a query against the document with its own id "
                            "(ignore_identical_ids; row ignored)",
     "qrels_query_dropped": "qrels row of a query dropped as empty (the query is counted under queries; "
                            "row ignored with it)",
-    "no_qrels": "query without a relevant document: no usable qrels row in this split (queries.jsonl holds "
-                "every split's queries)",
+    "qrels_no_relevant": "qrels row of score 0 (judged not relevant) of a query with no relevant document, "
+                         "dropped as no_qrels (the query is counted under queries; row ignored with it)",
+    "no_qrels": "query without a relevant document: no qrels row of score > 0 in this split (queries.jsonl "
+                "holds every split's queries)",
     "span_too_short": "gold document shorter than the question format's minimum span",
 }
 DROP_KINDS = {reason: ("documents" if reason.endswith("document_id") or reason == "empty_document"
@@ -129,7 +138,7 @@ QRELS_HEADER_SKIPPED = "{name} began with the header line {line!r}, skipped"
 NOTE_KEYS = {
     "identical_query_and_document_id": "id that is both a query and a corpus entry (the document is listed "
                                        "under the query's 'exclude' in the gold file)",
-    "several_gold_documents": "question with more than one gold document (only the first is its 'doc'; "
+    "several_gold_documents": "question with more than one relevant document (only the first is its 'doc'; "
                               "all are in the gold file)",
 }
 
@@ -282,7 +291,7 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
     for qid in sorted(set(queries) & set(texts)):
         report.note("identical_query_and_document_id", qid, NOTE_KEYS["identical_query_and_document_id"])
 
-    gold: dict[str, dict[str, int]] = {}  # query id -> corpus id -> score, in qrels order
+    gold: dict[str, dict[str, int]] = {}  # query id -> corpus id -> score (0 included), in qrels order
     for _, qid, did, score in qrels_rows:
         example = f"{qid}/{did}"
         if qid not in seen_queries:
@@ -291,8 +300,8 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
             report.drop("qrels_query_dropped", example, DROP_REASONS["qrels_query_dropped"])
         elif did not in texts:
             report.drop("qrels_unknown_document", example, DROP_REASONS["qrels_unknown_document"])
-        elif score <= 0:
-            report.drop("qrels_score_not_positive", example, DROP_REASONS["qrels_score_not_positive"])
+        elif score < 0:
+            report.drop("qrels_score_negative", example, DROP_REASONS["qrels_score_negative"])
         elif ignore_identical_ids and qid == did:
             report.drop("qrels_identical_ids", example, DROP_REASONS["qrels_identical_ids"])
         elif did in gold.get(qid, {}):
@@ -305,9 +314,11 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
     questions: list[Question] = []
     gold_rows: list[dict] = []
     for qid, text in queries.items():
-        judged = gold.get(qid)
-        if not judged:
+        judged = gold.get(qid, {})
+        if not any(s > 0 for s in judged.values()):
             report.drop("no_qrels", qid, DROP_REASONS["no_qrels"])
+            for did in judged:  # its score-0 rows leave with it, counted as rows
+                report.drop("qrels_no_relevant", f"{qid}/{did}", DROP_REASONS["qrels_no_relevant"])
             continue
         ranked = sorted(judged.items(), key=lambda kv: -kv[1])  # stable: qrels order among equal scores
         first = ranked[0][0]
@@ -315,7 +326,7 @@ def read_beir(folder: Path | str, *, split: str = "test", track: str | None = No
         if len(normalize(span)) < min_span:
             report.drop("span_too_short", qid, f"{DROP_REASONS['span_too_short']} ({min_span} characters)")
             continue
-        if len(ranked) > 1:
+        if sum(s > 0 for _, s in ranked) > 1:
             report.note("several_gold_documents", qid, NOTE_KEYS["several_gold_documents"])
         questions.append(Question(id=qid, question=text, doc=path_of[first], span=span, answer=NO_REFERENCE_ANSWER,
                                   slice=ANSWERABLE_SLICE, track=track))

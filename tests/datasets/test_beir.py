@@ -1,5 +1,6 @@
 """The BEIR importer on a hand-built folder: documents, questions, the gold file, every counted
-problem (duplicates, unknown ids, score <= 0, queries without qrels, identical ids), and
+problem (duplicates, unknown ids, negative scores, queries without a relevant document, identical
+ids), grade-0 rows kept in the gold file, and
 document-level relevance through the span labels with ``same_doc_only``."""
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def beir_folder(tmp_path, *, qrels=None):
         "q3\td3\t1",  # unknown document
         "q3\td2\t1",
         "q9\td1\t1",  # unknown query
-        "q1\tq3\t0",  # score 0: not relevant
+        "q1\tq3\t0",  # score 0: judged not relevant, kept with its grade
         "q1\td2\t1",  # repeated row
         "q4\td1\t1",  # row of a dropped (empty) query: goes with it
         "5\tx/y z\t1",
@@ -85,8 +86,8 @@ def test_import_writes_documents_questions_and_gold(tmp_path):
 
     gold = [json.loads(line) for line in (tmp_path / "questions" / "scifact.gold.jsonl").read_text().splitlines()]
     assert gold == [
-        {"id": "q1", "gold": [{"doc": "scifact/d1.md", "score": 2}, {"doc": "scifact/d2.md", "score": 1}],
-         "exclude": []},
+        {"id": "q1", "gold": [{"doc": "scifact/d1.md", "score": 2}, {"doc": "scifact/d2.md", "score": 1},
+                              {"doc": "scifact/q3.md", "score": 0}], "exclude": []},
         {"id": "q3", "gold": [{"doc": "scifact/d2.md", "score": 1}], "exclude": ["scifact/q3.md"]},
         {"id": "5", "gold": [{"doc": odd, "score": 1}], "exclude": []},
     ]
@@ -96,13 +97,13 @@ def test_import_writes_documents_questions_and_gold(tmp_path):
     assert report.dropped == {
         "duplicate_document_id": 1, "empty_document": 1, "duplicate_query_id": 1, "empty_question": 1,
         "qrels_identical_ids": 1, "qrels_unknown_document": 1, "qrels_unknown_query": 1,
-        "qrels_score_not_positive": 1, "qrels_duplicate_row": 1, "qrels_query_dropped": 1, "no_qrels": 1,
+        "qrels_duplicate_row": 1, "qrels_query_dropped": 1, "no_qrels": 1,
     }
     assert report.dropped_by_kind() == {
         "documents": {"duplicate_document_id": 1, "empty_document": 1},
         "queries": {"duplicate_query_id": 1, "empty_question": 1, "no_qrels": 1},
         "qrels rows": {"qrels_duplicate_row": 1, "qrels_identical_ids": 1, "qrels_query_dropped": 1,
-                       "qrels_score_not_positive": 1, "qrels_unknown_document": 1, "qrels_unknown_query": 1},
+                       "qrels_unknown_document": 1, "qrels_unknown_query": 1},
     }
     assert report.examples["qrels_query_dropped"] == ["q4/d1"]  # the row of the empty query, counted as a row
     assert report.reading == ["qrels/test.tsv began with the header line 'query-id\\tcorpus-id\\tscore', skipped"]
@@ -124,16 +125,46 @@ def test_report_counts_each_kind_of_record_apart(tmp_path):
     totals = report.to_json()["dropped_totals"]
     assert totals == {"documents": report.read["documents"] - report.documents,  # 6 - 4
                       "queries": report.read["queries"] - report.questions,  # 6 - 3
-                      "qrels rows": report.read["qrels rows"] - n_gold_rows}  # 10 - 4
-    assert [report.dropped_of(k) for k in totals] == list(totals.values()) == [2, 3, 6]
+                      "qrels rows": report.read["qrels rows"] - n_gold_rows}  # 10 - 5
+    assert [report.dropped_of(k) for k in totals] == list(totals.values()) == [2, 3, 5]
     assert report.n_dropped == sum(totals.values())
     assert report.to_json()["dropped_by_kind"] == report.dropped_by_kind()
     summary = report.summary()
     assert "dropped documents: 2 of 6\n" in summary and "dropped queries: 3 of 6\n" in summary
-    assert "dropped qrels rows: 6 of 10\n" in summary
+    assert "dropped qrels rows: 5 of 10\n" in summary
     queries = summary.split("dropped queries:")[1].split("dropped qrels rows:")[0]
     assert "1 no_qrels: query without a relevant document" in queries and "1 empty_question:" in queries
     assert "qrels_" not in queries  # no row counted among the queries
+
+
+def test_grade_0_rows_are_kept_to_the_exported_qrels_and_negative_ones_dropped(tmp_path):
+    """A score-0 row (BEIR's "judged, not relevant"; 880 of DBpedia-entity's 3,709 test rows) is
+    kept in the gold file with its grade, read back by the dataset and score stages, and written
+    by the graded TREC export as ``qid 0 docno 0``; it changes no project measure. A query whose
+    rows are all 0 has no relevant document: dropped as ``no_qrels``, its rows counted with it. A
+    negative score is no grade and is dropped as ``qrels_score_negative``."""
+    from rag_ablation.evaluation.scoring.graded import Qrel, graded_scores, read_qrels
+    from rag_ablation.evaluation.scoring.trec import graded_qrels_lines
+
+    folder = beir_folder(tmp_path, qrels=[
+        "q1\td2\t0", "q1\td1\t1",  # a judged non-relevant document before the relevant one
+        "q3\td1\t0", "q3\td2\t0",  # no relevant document at all
+        "5\tx/y z\t1", "5\td1\t-1",  # a negative score
+    ])
+    report = import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
+    qrels = read_qrels(tmp_path / "q.gold.jsonl")
+    odd = load_questions(tmp_path / "q.jsonl")[1].doc
+    assert qrels == {"q1": Qrel({"scifact/d1.md": 1, "scifact/d2.md": 0}), "5": Qrel({odd: 1})}
+    assert [q.doc for q in load_questions(tmp_path / "q.jsonl")] == ["scifact/d1.md", odd], "doc: a relevant one"
+    assert "several_gold_documents" not in report.notes, "one relevant document: grade 0 is not gold"
+    assert graded_qrels_lines(qrels) == ["q1 0 scifact/d1.md 1", "q1 0 scifact/d2.md 0", f"5 0 {odd} 1"]
+    assert report.dropped_by_kind()["queries"]["no_qrels"] == 2  # q2 (no row) and q3 (only grade 0)
+    assert report.dropped_by_kind()["qrels rows"] == {"qrels_no_relevant": 2, "qrels_score_negative": 1}
+    assert report.examples["qrels_no_relevant"] == ["q3/d1", "q3/d2"]
+    assert report.examples["qrels_score_negative"] == ["5/d1"]
+    assert report.read["qrels rows"] == 3 + report.dropped_of("qrels rows"), "rows read = gold rows + dropped"
+    with_zero = graded_scores(["scifact/d2.md#0", "scifact/d1.md#0"], qrels["q1"], depth=100)
+    assert with_zero == graded_scores(["scifact/d2.md#0", "scifact/d1.md#0"], Qrel({"scifact/d1.md": 1}), depth=100)
 
 
 def _outputs(tmp_path, name):
@@ -152,7 +183,7 @@ def test_a_qrels_file_without_its_header_imports_the_same(tmp_path, newline):
     plain = import_beir(folder, tmp_path / "plain", tmp_path / "plain.jsonl")
     assert _outputs(tmp_path, "plain") == _outputs(tmp_path, "headed")
     assert plain.reading == ["qrels/test.tsv had no header line; its first line was read as data"]
-    assert plain.examples["qrels_score_not_positive"] == headed.examples["qrels_score_not_positive"]
+    assert plain.examples["qrels_unknown_query"] == headed.examples["qrels_unknown_query"]
     same = ("read", "documents", "questions", "dropped", "dropped_by_kind", "dropped_totals", "notes", "examples")
     assert {k: plain.to_json()[k] for k in same} == {k: headed.to_json()[k] for k in same}
     assert "qrels/test.tsv had no header line; its first line was read as data" in plain.summary()
@@ -249,7 +280,7 @@ def test_bad_qrels_rows(tmp_path):
 @pytest.mark.bad_input
 def test_no_usable_qrels_writes_nothing(tmp_path):
     folder = beir_folder(tmp_path, qrels=["query-id\tcorpus-id\tscore", "q1\td1\t0", "q2\tmissing\t1"])
-    with pytest.raises(NothingImported, match=r"1 qrels_score_not_positive(.|\n)*1 qrels_unknown_document"):
+    with pytest.raises(NothingImported, match=r"1 qrels_no_relevant(.|\n)*1 qrels_unknown_document"):
         import_beir(folder, tmp_path / "c", tmp_path / "q.jsonl")
     assert not (tmp_path / "c").exists()
 

@@ -1,9 +1,10 @@
 """Graded document relevance (BEIR's qrels) and the measures BEIR reports: nDCG@10, recall@100.
 
 A data set imported from BEIR judges documents, not spans, often several per query and with
-grades (``rag-ablation import beir`` keeps every judged document with score > 0 in its gold
-file, ``questions.gold.jsonl``; the ``dataset`` stage copies it to ``<data>/qrels.jsonl``). For
-such a data set the labels of a question are its qrels:
+grades (``rag-ablation import beir`` keeps every judged document with its score in its gold
+file, ``questions.gold.jsonl``, grade 0 included: judged, not relevant; the ``dataset`` stage
+copies it to ``<data>/qrels.jsonl``). For such a data set the labels of a question are its
+qrels:
 
 - a chunk is relevant when its document (the part of the chunk id before ``#``) has grade > 0;
   ``hit@k``, ``RR@10`` and ``first_relevant_rank`` use that rule, and ``n_relevant`` counts
@@ -53,8 +54,9 @@ def graded_columns(rows: Sequence[Mapping[str, object]]) -> list[str]:
 
 @dataclass(frozen=True)
 class Qrel:
-    """One question's judged documents (path -> grade, all > 0) and the documents it must not
-    retrieve (BEIR's identical ids)."""
+    """One question's judged documents (path -> grade, each >= 0; grade 0 is judged not
+    relevant: counted nowhere but in the exported qrels) and the documents it must not retrieve
+    (BEIR's identical ids)."""
 
     grades: Mapping[str, int]
     exclude: frozenset[str] = frozenset()
@@ -71,8 +73,9 @@ def _qrel(n: int, obj: object) -> tuple[str, Qrel] | str:
     grades: dict[str, int] = {}
     for g in obj["gold"]:
         if (not isinstance(g, dict) or not isinstance(g.get("doc"), str) or isinstance(g.get("score"), bool)
-                or not isinstance(g.get("score"), int) or g["score"] <= 0):
-            return f"line {n}: every gold entry needs a document path and an integer score > 0, found {g!r}"
+                or not isinstance(g.get("score"), int) or g["score"] < 0):
+            return (f"line {n}: every gold entry needs a document path and an integer score >= 0 (0: judged not "
+                    f"relevant), found {g!r}")
         if g["doc"] in grades:
             return f"line {n}: document {g['doc']!r} is graded twice for question {obj['id']!r}"
         grades[g["doc"]] = g["score"]

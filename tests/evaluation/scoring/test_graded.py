@@ -64,7 +64,7 @@ def test_recall_at_100_is_unavailable_for_a_shallow_ranking():
 
 
 def test_qrels_file_round_trip(tmp_path):
-    qrels = {"q1": Qrel({"a.md": 2, "b.md": 1}, frozenset({"q1.md"})), "q2": Qrel({"c.md": 1})}
+    qrels = {"q1": Qrel({"a.md": 2, "b.md": 1, "z.md": 0}, frozenset({"q1.md"})), "q2": Qrel({"c.md": 1})}
     path = tmp_path / "qrels.jsonl"
     path.write_text(dumps_qrels(qrels))
     assert read_qrels(path) == qrels
@@ -72,7 +72,7 @@ def test_qrels_file_round_trip(tmp_path):
 
 
 @pytest.mark.bad_input
-@pytest.mark.parametrize("line", ['{"id": "q", "gold": [{"doc": "a.md", "score": 0}]}',
+@pytest.mark.parametrize("line", ['{"id": "q", "gold": [{"doc": "a.md", "score": -1}]}',
                                   '{"id": "q", "gold": [{"doc": "a.md", "score": true}]}',
                                   '{"id": "q", "gold": [{"doc": "a.md", "score": 1}, {"doc": "a.md", "score": 2}]}',
                                   '{"id": "q"}', '[1, 2]', '{"id": "q", "gold": [], "exclude": "a.md"}'])
