@@ -85,19 +85,34 @@ def sh(cmd: str, cwd: Path, env: dict[str, str]) -> str:
     return res.stdout
 
 
+def printed_commands(out: str) -> list[str]:
+    """The commands an import printed: the lines after its ``run it:`` line that start with two
+    spaces (``rag_ablation.commands.import_data.run_hint``), up to the first that does not."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("run it:"))
+    commands = []
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        commands.append(line[2:])
+    return commands
+
+
 def clone_with_import(tmp: Path, beir: Path, tag: str) -> tuple[Path, dict[str, str], str]:
-    """A clone of the committed repository with the BEIR folder imported and committed; its
-    environment (a new empty cache) and the command the import printed."""
+    """A clone of the committed repository with the BEIR folder imported and committed by the
+    printed commit step; its environment (a new empty cache) and the printed experiment command,
+    the last one (the one timed)."""
     repo = tmp / f"repo_{tag}"
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "RAG_ABLATION_CACHE": str(tmp / f"cache_{tag}"),
-           "DVC_NO_ANALYTICS": "1"}
+           "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b"}
     subprocess.run(["git", "clone", "-q", str(REPO), str(repo)], check=True)
     (repo / ".venv").symlink_to(BIN.parent)
     out = sh(f"rag-ablation import beir {beir} --corpus data/imported/{NAME}/corpus "
              f"--questions data/imported/{NAME}/questions.jsonl", repo, env)
-    printed = next(line for line in out.splitlines() if line.startswith("run it: "))
-    command = printed.removeprefix("run it: ").split("   (")[0]
-    sh(f"git add data/imported && git -c user.name=b -c user.email=b@b commit -qm 'import {NAME}'", repo, env)
+    *before, command = printed_commands(out)
+    for step in before:  # the commit of the import, as printed
+        sh(step, repo, env)
     return repo, env, command
 
 

@@ -183,9 +183,10 @@ def sweep_clone(built: Path, dest: Path) -> Path:
 
 def test_own_data_commands_as_written(repo):
     """The README's "Your own data": a small SQuAD v2.0 file imported under data/imported/squad (one
-    question keeps a span long enough),
-    then one `dvc exp run -S dataset=squad`: the pipeline runs on it, with none of the fixture's
-    audit or hand grades, and the gate says in one line that this data set has no baseline."""
+    question keeps a span long enough), the import committed, then one `dvc exp run -S
+    dataset=squad`: the pipeline runs on it, with none of the fixture's audit or hand grades, and
+    the gate says in one line that this data set has no baseline. The block's last two lines are
+    the commands the import printed (tests/test_dvc_import.py runs the printed ones)."""
     import json
     import shutil
     import sys
@@ -194,19 +195,24 @@ def test_own_data_commands_as_written(repo):
     from test_imported_run import squad_sample
 
     (repo / "dev-v2.0.json").write_text(json.dumps(squad_sample()))
-    res = bash(repo, ". .venv/bin/activate\n" + readme_blocks()["own-data"])
+    head = run_in(repo, "git", "rev-parse", "HEAD").strip()
+    block = readme_blocks()["own-data"]
+    res = bash(repo, ". .venv/bin/activate\n" + block)
     out = res.stdout + res.stderr
     try:
         assert res.returncode == 0, out
-        assert "run it: dvc exp run -S dataset=squad -S llm.backend=none" in out
+        printed = out.split("\nrun it:", 1)[1].splitlines()[1:3]
+        assert [line.removeprefix("  ") for line in printed] == block.splitlines()[1:], out
+        assert run_in(repo, "git", "log", "-1", "--format=%s", "HEAD").strip() == "import squad"
+        assert "dataset squad: read data/imported/squad/corpus, data/imported/squad/questions.jsonl;" in out
         assert "dataset squad: 2 documents, 1 questions, 0 audit lines, 0 hand grades" in out
         assert "no accepted baseline for data set 'squad'" in out
         retrieval = json.loads((repo / "metrics" / "retrieval.json").read_text())
         assert retrieval["bm25"]["available"] == 1, retrieval["bm25"]
     finally:
         (repo / "dev-v2.0.json").unlink()
+        run_in(repo, "git", "reset", "-q", "--hard", head)  # the import's commit undone, params.yaml back
         shutil.rmtree(repo / "data" / "imported" / "squad", ignore_errors=True)
-        run_in(repo, "git", "checkout", "--", ".")
         run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
 
 

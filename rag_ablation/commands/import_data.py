@@ -34,6 +34,7 @@ from typing import Any
 from rag_ablation.datasets.beir import import_beir
 from rag_ablation.datasets.imports import SAMPLE_SEED, ImportReport
 from rag_ablation.datasets.squad import DOC_UNIT, DOC_UNITS, SPAN_MODE, SPAN_MODES, TRACK, import_squad
+from rag_ablation.core.config import IMPORTED_DIR
 from rag_ablation.core.errors import UserError, lookup
 from rag_ablation.core.io import write_json
 from rag_ablation.data.questions import MIN_SPAN_CHARS
@@ -159,24 +160,47 @@ def run(args: argparse.Namespace) -> None:
     print(run_hint(args.format, args.corpus, args.questions), file=sys.stderr)
 
 
-def run_hint(fmt: str, corpus: Path, questions: Path) -> str:
-    """The one command that runs the pipeline on what was imported: ``dataset=NAME`` when the
-    files are where an imported data set lives (``data/imported/NAME/corpus`` and
-    ``data/imported/NAME/questions.jsonl`` of the current directory, the repository root, where
-    ``dataset: NAME`` looks for it), else where to put them. BEIR's short spans need
-    ``labels.same_doc_only``, and its graded measures a first run of :func:`beir_switches`."""
-    from rag_ablation.core.config import IMPORTED_DIR
+RUN_IT = "run it:"
+"""The line that opens the commands an import prints (:func:`run_hint`); each command follows on
+a line of its own, indented by two spaces, to be run in order from the repository root."""
 
+
+def commit_step(name: str) -> str:
+    """The command that commits imported data set ``name`` (``data/imported/NAME``, every file
+    of it, deletions of a re-import included) in a commit of its own, whatever else is staged:
+    ``git add`` then ``git commit ... -- PATH``.
+
+    Why it comes before ``dvc exp run``: an experiment's commit takes every file git does not
+    track, so an uncommitted corpus would be copied into each experiment's commit (thousands of
+    files for a BEIR set), and a queued or temporary experiment (``--queue``, ``--temp``) runs in
+    a copy of the last commit, where untracked files do not exist at all."""
+    folder = shlex.quote((IMPORTED_DIR / name).as_posix())
+    return f"git add {folder} && git commit -m {shlex.quote(f'import {name}')} -- {folder}"
+
+
+def run_hint(fmt: str, corpus: Path, questions: Path) -> str:
+    """What to run on what was imported, for stderr. When the files are where an imported data
+    set lives (``data/imported/NAME/corpus`` and ``data/imported/NAME/questions.jsonl`` of the
+    current directory, the repository root, where ``dataset: NAME`` looks for it): a
+    :data:`RUN_IT` line, then the commands, one per line, two spaces in, to be run as printed:
+    :func:`commit_step`, then ``dvc exp run -S dataset=NAME ...``; and a last line with the
+    other way (``dataset: NAME`` in params.yaml and ``dvc repro``). Elsewhere: where to put the
+    files, and the same two steps for ``NAME``. BEIR's short spans need
+    ``labels.same_doc_only``, and its graded measures a first run of :func:`beir_switches`."""
     folder = questions.parent
     extra = " -S labels.same_doc_only=true" if fmt == "beir" else ""
     after = beir_switches() if fmt == "beir" else ""
     if (folder.parent.resolve() == IMPORTED_DIR.resolve() and questions.name == "questions.jsonl"
             and corpus.resolve() == (folder / "corpus").resolve()):
-        return (f"run it: dvc exp run -S dataset={folder.name}{extra} -S llm.backend=none{after}   (or set "
-                f"`dataset: {folder.name}` in params.yaml and `dvc repro`)")
+        name = folder.name
+        return (f"{RUN_IT} commit the import, then run the experiment (an experiment would otherwise copy the "
+                f"uncommitted corpus into its own commit, and a queued one would not see it)\n"
+                f"  {commit_step(name)}\n"
+                f"  dvc exp run -S dataset={shlex.quote(name)}{extra} -S llm.backend=none{after}\n"
+                f"(or set `dataset: {name}` in params.yaml and `dvc repro`)")
     return (f"to run it with one switch, import into {IMPORTED_DIR.as_posix()}/NAME/corpus and "
-            f"{IMPORTED_DIR.as_posix()}/NAME/questions.jsonl, then: dvc exp run -S dataset=NAME{extra} "
-            f"-S llm.backend=none{after}")
+            f"{IMPORTED_DIR.as_posix()}/NAME/questions.jsonl, commit it ({commit_step('NAME')}), then: "
+            f"dvc exp run -S dataset=NAME{extra} -S llm.backend=none{after}")
 
 
 def beir_switches(params_file: Path = Path("params.yaml")) -> str:

@@ -69,13 +69,16 @@ class Sources:
 
 @dataclass(frozen=True)
 class Dataset:
-    """A built dataset: documents, the question file's text (JSON lines) and the audit's text."""
+    """A built dataset: documents, the question file's text (JSON lines) and the audit's text.
+    ``read_from``: the files and folders it was read from, as given (those that exist: an
+    absent audit, grades or qrels file reads as empty), for the stage to name (:func:`reading`)."""
 
     documents: list[Document]
     questions_text: str
     audit_text: str
     grades_text: str = ""
     qrels_text: str = ""
+    read_from: tuple[str, ...] = ()
 
     @property
     def audit_lines(self) -> int:
@@ -103,8 +106,9 @@ def handbook(src: Sources, *, min_span: int) -> Dataset:
     load_questions(src.questions, min_span=min_span)  # problems name the source file and its lines
     if src.qrels is not None and src.qrels.is_file():
         read_qrels(src.qrels)  # a malformed line names the source file, not the copy
+    present = [p for p in (src.audit, src.grades, src.qrels) if p is not None and p.is_file()]
     return Dataset(documents, src.questions.read_text(encoding="utf-8"), _text(src.audit), _text(src.grades),
-                   _text(src.qrels))
+                   _text(src.qrels), tuple(p.as_posix() for p in (src.corpus, src.questions, *present)))
 
 
 def _text(path: Path | None) -> str:
@@ -157,12 +161,14 @@ def grades_path(name: str, handbook_grades: Path) -> Path | None:
 
 def covidqa(src: Sources, *, min_span: int) -> Dataset:
     """COVID-QA from ``$RAG_ABLATION_DATASETS/covidqa`` (module docstring)."""
-    docs, rows = load_covidqa(datasets_dir() / "covidqa", min_span=min_span)
+    folder = datasets_dir() / "covidqa"
+    docs, rows = load_covidqa(folder, min_span=min_span)
     path = {d.doc: f"{COVIDQA_TRACK}/{d.doc}.txt" for d in docs}
     documents = [Document(path[d.doc], COVIDQA_TRACK, d.text) for d in docs]
     questions = [Question(id=r["id"], question=r["question"], doc=path.get(r["doc"], r["doc"]), span=r["span"],
                           answer=r["span"], slice="main", track=COVIDQA_TRACK) for r in rows]
-    return Dataset(documents, "".join(dumps_line(q.to_json()) for q in questions), "")
+    return Dataset(documents, "".join(dumps_line(q.to_json()) for q in questions), "",
+                   read_from=(f"{folder.as_posix()} (in place, never copied)",))
 
 
 def dumps_line(obj: dict) -> str:
@@ -182,6 +188,18 @@ def build_dataset(name: str, src: Sources, *, min_span: int) -> Dataset:
         return handbook(imported_sources(name), min_span=min_span)
     raise UserError(f"unknown dataset {name!r}: expected one of {', '.join(DATASETS)} or an imported data set "
                     f"under {IMPORTED_DIR.as_posix()}/ (here: {', '.join(imported_datasets()) or 'none'})")
+
+
+def reading(name: str, ds: Dataset) -> str:
+    """The line saying which data set the ``dataset`` stage read and from where:
+    ``dataset NAME: read FILE, FILE, ...`` (``Dataset.read_from``). For any data set but the
+    handbook it adds that the paths on the command line (which DVC echoes: dvc.yaml always
+    passes the handbook's files, as dependencies) were not read, so a run on an imported set
+    never seems to read the handbook."""
+    line = f"dataset {name}: read {', '.join(ds.read_from) or 'nothing'}"
+    if name != "handbook":
+        line += "; not the handbook's files named on the command line (read for dataset: handbook only)"
+    return line
 
 
 def write_dataset(ds: Dataset, out: Path) -> None:

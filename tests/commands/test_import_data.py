@@ -276,25 +276,33 @@ def test_seed_without_sample_is_refused(tmp_path, capsys):
     assert not (tmp_path / "c").exists()
 
 
-def test_the_import_prints_the_one_command_that_runs_it(tmp_path, capsys, monkeypatch):
+def test_the_import_prints_the_commands_that_run_it(tmp_path, capsys, monkeypatch):
     """Imported into data/imported/NAME/, the set is selected by `dataset=NAME` alone (BEIR adds
-    the same-document rule); imported elsewhere, the message says where to put it."""
+    the same-document rule): the import prints the commit of data/imported/NAME, then the
+    experiment, each on a line of its own under `run it:`; imported elsewhere, the message says
+    where to put it and to commit it. tests/test_dvc_import.py runs the printed lines."""
     monkeypatch.chdir(tmp_path)
     src = squad_file(tmp_path)
     main(["import", "squad", str(src), "--corpus", "data/imported/mysquad/corpus", "--questions",
           "data/imported/mysquad/questions.jsonl"])
     err = capsys.readouterr().err
-    assert "run it: dvc exp run -S dataset=mysquad -S llm.backend=none" in err
+    assert ("run it: commit the import, then run the experiment (an experiment would otherwise copy the "
+            "uncommitted corpus into its own commit, and a queued one would not see it)\n"
+            "  git add data/imported/mysquad && git commit -m 'import mysquad' -- data/imported/mysquad\n"
+            "  dvc exp run -S dataset=mysquad -S llm.backend=none\n"
+            "(or set `dataset: mysquad` in params.yaml and `dvc repro`)\n") in err
     from rag_ablation.core.config import imported_datasets
     assert imported_datasets() == ["mysquad"]
     main(["import", "beir", str(beir_folder(tmp_path)), "--corpus", "data/imported/sf/corpus", "--questions",
           "data/imported/sf/questions.jsonl"])
-    assert ("run it: dvc exp run -S dataset=sf -S labels.same_doc_only=true -S llm.backend=none "
+    assert ("\n  git add data/imported/sf && git commit -m 'import sf' -- data/imported/sf\n"
+            "  dvc exp run -S dataset=sf -S labels.same_doc_only=true -S llm.backend=none "
             "-S 'run_configs=[dense,bm25,hybrid]' -S '++retrieval.dense.k=100' -S '++retrieval.bm25.k=100' "
-            "-S '++retrieval.hybrid.k=100'   (or set") in capsys.readouterr().err, "no params.yaml here: the plain switches"
+            "-S '++retrieval.hybrid.k=100'\n(or set") in capsys.readouterr().err, "no params.yaml here: the plain switches"
     main(["import", "squad", str(src), "--corpus", "elsewhere/c", "--questions", "elsewhere/q.jsonl"])
-    assert ("to run it with one switch, import into data/imported/NAME/corpus and data/imported/NAME/questions.jsonl"
-            in capsys.readouterr().err)
+    assert ("to run it with one switch, import into data/imported/NAME/corpus and data/imported/NAME/questions.jsonl, "
+            "commit it (git add data/imported/NAME && git commit -m 'import NAME' -- data/imported/NAME), then: "
+            "dvc exp run -S dataset=NAME -S llm.backend=none") in capsys.readouterr().err
 
 
 def apply_switches(params: Path, switches: str) -> dict:

@@ -142,6 +142,10 @@ def test_the_dataset_stage_then_the_questions_stage(tmp_path, monkeypatch):
                         FIXTURES / "questions.jsonl", "--audit", tmp_path / "no-audit.jsonl",
                         "--grades", tmp_path / "no-grades.jsonl", "--out", "ds")
         assert res.returncode == 0, res.stderr
+        assert {"handbook": f"dataset handbook: read {FIXTURES / 'corpus'}, {FIXTURES / 'questions.jsonl'}\n",
+                "covidqa": f"dataset covidqa: read {tmp_path / 'datasets' / 'covidqa'} (in place, never copied); "
+                           f"not the handbook's files named on the command line (read for dataset: handbook only)\n",
+                }[name] in res.stderr, "the data set selected and what was read, not the handbook's paths"
         res = run_stage(tmp_path, "questions.py", "--corpus", "ds/corpus", "--questions", "ds/questions.jsonl",
                         "--out", "q.jsonl", "--metrics", "m.json")
         assert res.returncode == 0, res.stderr
@@ -160,4 +164,8 @@ def test_the_dataset_stage_runs_an_imported_set_by_its_name(tmp_path):
                     "--grades", tmp_path / "hb-grades.jsonl", "--out", "ds")
     assert res.returncode == 0, res.stderr
     assert "dataset mine: " in res.stderr and "8 questions, 1 audit lines, 1 hand grades" in res.stderr
+    folder = "data/imported/mine"
+    assert (f"dataset mine: read {folder}/corpus, {folder}/questions.jsonl, {folder}/audit.jsonl, {folder}/grades.jsonl; "
+            f"not the handbook's files named on the command line (read for dataset: handbook only)\n") in res.stderr
+    assert str(FIXTURES) not in res.stderr, "the handbook's paths, given on the command line, are not named as read"
     assert (tmp_path / "ds" / "grades.jsonl").read_text() == '{"id": "mine-grade"}\n'
