@@ -5,10 +5,15 @@ writes it to one folder that every later stage reads (``write_dataset``)::
 
     <out>/corpus/<track>/<file>    the documents, as ``rag_ablation.data.corpus.load_corpus`` reads them
     <out>/questions.jsonl          the question set (``rag_ablation.data.questions``)
-    <out>/audit.jsonl              the label audit (``rag_ablation.evaluation.scoring.audit``; may be empty)
-    <out>/grades.jsonl             the hand grades (``rag_ablation.evaluation.judges.grades``; may be empty)
-    <out>/qrels.jsonl              graded document qrels (``rag_ablation.evaluation.scoring.graded``; empty
+    <out>/audit.jsonl              the label audit (``rag_ablation.evaluation.scoring.audit``; may hold none)
+    <out>/grades.jsonl             the hand grades (``rag_ablation.evaluation.judges.grades``; may hold none)
+    <out>/qrels.jsonl              graded document qrels (``rag_ablation.evaluation.scoring.graded``; none
                                    unless the data set was imported from BEIR)
+
+A file of the three last that holds no record is one blank line (:data:`NO_RECORDS`), never an
+empty file: DVC warns "'<file>' is empty." each time it saves an empty output or dependency,
+which for a BEIR import (no audit, no hand grades) was 14 warning lines on every run; the stage's
+own last line says how many audit lines, hand grades and qrels it wrote.
 
 A data set's audit and hand grades are its own: one data set's are never applied to another's
 questions (covidqa has none; an imported set has its own files, or none).
@@ -202,6 +207,17 @@ def reading(name: str, ds: Dataset) -> str:
     return line
 
 
+NO_RECORDS = "\n"
+"""What :func:`write_dataset` writes for an audit, hand grades or qrels file without a record:
+one blank line, which every reader skips (``core.io.numbered_lines``), so the file is never
+empty and DVC never warns that it is (module docstring)."""
+
+
+def records_text(text: str) -> str:
+    """``text``, or :data:`NO_RECORDS` when it holds no non-blank line."""
+    return text if _lines(text) else NO_RECORDS
+
+
 def write_dataset(ds: Dataset, out: Path) -> None:
     """Write ``ds`` to ``out`` (module docstring). The corpus folder is written beside its
     target and renamed into place, so a failure never leaves half a corpus."""
@@ -211,6 +227,6 @@ def write_dataset(ds: Dataset, out: Path) -> None:
         for d in ds.documents:
             write_text(tmp / d.doc, d.text)
     write_text(out / "questions.jsonl", ds.questions_text)
-    write_text(out / "audit.jsonl", ds.audit_text)
-    write_text(out / "grades.jsonl", ds.grades_text)
-    write_text(out / "qrels.jsonl", ds.qrels_text)
+    write_text(out / "audit.jsonl", records_text(ds.audit_text))
+    write_text(out / "grades.jsonl", records_text(ds.grades_text))
+    write_text(out / "qrels.jsonl", records_text(ds.qrels_text))

@@ -128,7 +128,29 @@ def test_covidqa_is_read_in_place_as_a_track_of_txt_documents(tmp_path, monkeypa
         "id": "1", "question": "What do masks do?", "doc": "covidqa/covidqa-7.txt",
         "span": "reduce the spread of droplets", "answer": "reduce the spread of droplets", "slice": "main",
         "track": "covidqa"}]  # question 2's span is under labels.min_span
-    assert (tmp_path / "out/audit.jsonl").read_text() == ""
+    assert (tmp_path / "out/audit.jsonl").read_text() == "\n"  # no audit: one blank line (below)
+
+
+def test_a_file_without_records_is_one_blank_line_never_an_empty_file(tmp_path, monkeypatch):
+    """COVID-QA (like a BEIR import) brings no audit and no hand grades, and no qrels: each file is
+    written as one blank line, which every reader reads as no record. An empty file made DVC print
+    "WARNING: '<file>' is empty." each time it saved it as an output or a dependency: 14 lines on
+    every run of a BEIR import (dvc/output.py, ``Output.save``); the stage's last line says the
+    counts once."""
+    from rag_ablation.core.io import numbered_json_lines
+    from rag_ablation.evaluation.judges.grades import load_grades
+    from rag_ablation.evaluation.scoring.graded import read_qrels
+
+    fake_covidqa(tmp_path / "datasets")
+    monkeypatch.setenv("RAG_ABLATION_DATASETS", str(tmp_path / "datasets"))
+    ds = build_dataset("covidqa", fixture_sources(tmp_path), min_span=20)
+    assert (ds.audit_lines, ds.grade_lines, ds.qrels_lines) == (0, 0, 0)
+    write_dataset(ds, tmp_path / "out")
+    for name in ("audit.jsonl", "grades.jsonl", "qrels.jsonl"):
+        path = tmp_path / "out" / name
+        assert path.read_bytes() == b"\n" and path.stat().st_size > 0, name
+        assert numbered_json_lines(path) == ([], []), name
+    assert load_grades(tmp_path / "out/grades.jsonl") == [] and read_qrels(tmp_path / "out/qrels.jsonl") == {}
 
 
 def test_the_dataset_stage_then_the_questions_stage(tmp_path, monkeypatch):
