@@ -11,9 +11,11 @@ change together with its interval and p-value rows:
     <config>.vs_baseline.hit_at_5.delta, .ci_low, .ci_high, .fixed, .broken, .both_right,
         .both_wrong, .p_sign, .p_holm, .family, .mde, .real (0/1)
         (the key is stats.measure's column; a continuous one, e.g. ndcg_at_10 of a graded data
-        set under `measure: auto`, has .margin and .p_sign_flip instead of .p_sign)
+        set under `measure: auto`, counts .better, .worse (by more than .margin), .within_margin,
+        .both_zero, and has .p_sign_flip instead of .p_sign)
     <config>.vs_baseline.rr_at_10.delta, .ci_low, .ci_high, .p_sign_flip, .p_holm, .family, .mde
-    <config>.vs_baseline.by_slice.<slice>.fixed, .broken, .delta, .p_sign (or .p_sign_flip), .n, .too_small
+    <config>.vs_baseline.by_slice.<slice>.fixed, .broken (continuous: .better, .worse), .delta,
+        .p_sign (or .p_sign_flip), .n, .too_small
     <baseline>.subsample.n_20.low, .high (the 90% range of its measure over the draws)
     <config>.subsample.n_20.lost_share, .reversed_share
     <config>.answers.contains_reference.value, .ci_low, .ci_high, .n (judge-free proxy)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from rag_ablation.evaluation.statistics.comparison import counts_in
+
 
 def num(x: float) -> str:
     """A value in [0, 1] with three decimals: ``0.766``."""
@@ -44,9 +46,10 @@ def points(mde: float) -> str:
 def detectable(change: object) -> str:
     """The "could detect" cell of a 0/1 change: its MDE in points, or a note when the two
     sides never disagree (the MDE from an observed disagreement of 0 would read 0 points).
-    ``change`` is a ``MeasureChange`` or a metrics entry with ``fixed``, ``broken`` and ``mde``."""
+    ``change`` is a ``MeasureChange`` or a metrics entry with its counts (``fixed`` / ``broken``,
+    or ``better`` / ``worse`` for a continuous measure: ``comparison.counts_in``) and ``mde``."""
     if isinstance(change, Mapping):
-        fixed, broken, mde = change["fixed"], change["broken"], change["mde"]
+        (fixed, broken), mde = counts_in(change), change["mde"]
     else:
         fixed, broken, mde = change.counts.fixed, change.counts.broken, change.mde  # type: ignore[attr-defined]
     return "n/a: no question differs" if fixed + broken == 0 else points(mde)

@@ -41,6 +41,7 @@ from rag_ablation.core.errors import InvalidData
 from rag_ablation.evaluation.report.chart_labels import Axis, log_axis, place_labels, zero_axis
 from rag_ablation.evaluation.report.html_assets import (PACKAGES, Package, inline_script, read_assets, read_page_files,
                                                         script_safe)
+from rag_ablation.evaluation.statistics.comparison import COUNT_KEYS, SIGN
 
 Json = dict[str, Any]
 
@@ -85,9 +86,12 @@ def _y(names: Sequence[str], field: str = "config") -> Json:
     return {"field": field, "type": "nominal", "sort": list(names), "title": None}
 
 
-def forest_spec(rows: Sequence[Mapping[str, Any]], *, label: str, baseline: str, confidence: float) -> Json:
+def forest_spec(rows: Sequence[Mapping[str, Any]], *, label: str, baseline: str, confidence: float,
+                counts: Sequence[str] = ("fixed", "broken")) -> Json:
     """The forest plot: per config (rows already sorted) a rule from ``ci_low`` to ``ci_high`` and
-    a point at ``delta``, coloured and shaped by ``verdict``, and a rule at 0."""
+    a point at ``delta``, coloured and shaped by ``verdict``, and a rule at 0. ``counts``: the
+    rows' keys of the questions up and down, in the tooltip (``better`` / ``worse`` for a
+    continuous measure, as ``html_data.change_entry`` names them)."""
     names = [r["config"] for r in rows]
     colour = {"field": "verdict", "type": "nominal", "title": "verdict (Holm)",
               "scale": {"domain": list(VERDICT_COLOURS), "range": list(VERDICT_COLOURS.values())}}
@@ -95,7 +99,7 @@ def forest_spec(rows: Sequence[Mapping[str, Any]], *, label: str, baseline: str,
              "scale": {"domain": list(VERDICT_SHAPES), "range": list(VERDICT_SHAPES.values())}}
     x_title = f"change in {label} against {baseline}, {confidence:.0%} interval"
     tooltip = [{"field": "config"}, {"field": "delta", "format": "+.3f"}, {"field": "ci_low", "format": "+.3f"},
-               {"field": "ci_high", "format": "+.3f"}, {"field": "fixed"}, {"field": "broken"},
+               {"field": "ci_high", "format": "+.3f"}, *({"field": c} for c in counts),
                {"field": "p_holm", "title": "Holm p"}, {"field": "verdict"}]
     return {
         "width": CHART_WIDTH, "height": {"step": 20},
@@ -206,7 +210,7 @@ def chart_specs(data: Mapping[str, Any]) -> Json:
     charts: Json = {}
     if data["forest"]:
         charts["forest"] = forest_spec(data["forest"], label=label, baseline=meta["baseline"],
-                                       confidence=meta["confidence"])
+                                       confidence=meta["confidence"], counts=COUNT_KEYS[meta.get("test", SIGN)][:2])
     if data["cost"]:
         charts["cost"] = pareto_spec(data["cost"], name="config", x="p95_ms",
                                      x_title="P95 retrieval latency per query, ms (log)", y_title=label)

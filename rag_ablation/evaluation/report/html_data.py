@@ -54,19 +54,19 @@ from rag_ablation.core.config import Params, StatsConfig
 from rag_ablation.core.errors import InvalidData
 from rag_ablation.core.io import numbered_json_lines, read_output, string_record_problems
 from rag_ablation.data.questions import Question, load_questions
-from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS
+from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS, grades_text
 from rag_ablation.evaluation.scoring.foreign import foreign_relevant
 from rag_ablation.evaluation.report.metrics_view import (answer_comparison as read_answer_comparison, available,
                                                          calibration, canary_results, change_of, change_verdict,
                                                          config_metrics, failure_table, hand_accuracy, is_calibrated,
-                                                         latency_value, length_bias, length_bias_ran,
-                                                         measure_comparisons, retrieval_p95, stats_settings,
-                                                         sweep_view, vs_baseline)
+                                                         is_judged, judged_entry, latency_value, length_bias,
+                                                         length_bias_ran, measure_comparisons, not_judged_reason,
+                                                         retrieval_p95, stats_settings, sweep_view, vs_baseline)
 from rag_ablation.evaluation.report.plot_data import LABELS, test_text
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
-from rag_ablation.evaluation.statistics.comparison import (GRADED_MEASURES, MEASURES, RECALL_OF, TESTS, is_binary,
-                                                          measure_label)
+from rag_ablation.evaluation.statistics.comparison import (GRADED_MEASURES, MEASURES, RECALL_OF, TESTS, count_keys,
+                                                          counts_in, is_binary, measure_label)
 from rag_ablation.evaluation.statistics.sweep import (COST_FLOOR_MS, COST_TOLERANCE, beats, candidate_matrix, letters, pairwise_p,
                                                       pairwise_wins, pareto_front)
 from rag_ablation.support.latency_rule import WARM_RULE
@@ -258,13 +258,16 @@ def unavailable_reason(name: str, run: Mapping[str, Any] | None) -> str:
 
 
 def change_entry(vs: Mapping[str, Any] | None, measure: str) -> Json | None:
-    """The paired change of ``measure`` against the baseline, with its verdict after Holm."""
+    """The paired change of ``measure`` against the baseline, with its verdict after Holm, its
+    counts named as ``metrics/stats.json`` names them for the measure (``comparison.count_keys``:
+    ``fixed`` / ``broken`` for a 0/1 measure, ``better`` / ``worse`` for a continuous one)."""
     b = change_of(vs, measure)
     if not b:
         return None
+    up, down = count_keys(measure)[:2]
+    n_up, n_down = counts_in(b)
     return {"delta": b["delta"], "ci_low": b["ci_low"], "ci_high": b["ci_high"], "p_holm": b["p_holm"],
-            "fixed": b["fixed"], "broken": b["broken"], "n": b["n"], "family": b["family"],
-            "verdict": change_verdict(b)}
+            up: n_up, down: n_down, "n": b["n"], "family": b["family"], "verdict": change_verdict(b)}
 
 
 def page_settings(inputs: Inputs, params: Params) -> StatsConfig:
@@ -412,9 +415,11 @@ def deeper_relevant(run: Mapping[str, Any], questions: Sequence[Question], relev
                     k: int, texts: dict[str, str]) -> list[Json | None]:
     """Per question (file order), for a miss (no relevant chunk in the top ``k``) of an answerable
     question: ``{"rank": the 1-based rank of the first relevant chunk in the stored ranking,
-    "chunk", "score"}``, or ``{"rank": None, "stored": the stored ranking's length}`` when none of
-    the stored chunks is relevant. None for a hit, an unanswerable question, or a question the
-    run did not rank. Adds the text of a chunk it names to ``texts``."""
+    "chunk", "score"}``; or ``{"rank": None, "stored": the stored ranking's length}`` when none of
+    the stored chunks is relevant (the relevant chunk is not in the stored top ``stored``: it
+    ranked below, or was not retrieved), with ``"labelled": False`` when the chunking labels no
+    chunk relevant to the question at all. None for a hit, an unanswerable question, or a
+    question the run did not rank. Adds the text of a chunk it names to ``texts``."""
     by_id = {r["id"]: r for r in run["questions"]}
     out: list[Json | None] = []
     for q in questions:
@@ -425,7 +430,7 @@ def deeper_relevant(run: Mapping[str, Any], questions: Sequence[Question], relev
             continue
         found = next(((r, x) for r, x in enumerate(ranking, start=1) if x["chunk"] in rel), None)
         if found is None:
-            out.append({"rank": None, "stored": len(ranking)})
+            out.append({"rank": None, "stored": len(ranking), **({} if rel else {"labelled": False})})
             continue
         rank, x = found
         texts.setdefault(x["chunk"], str(run["passages"].get(x["chunk"], "")))
@@ -478,9 +483,30 @@ def answer_entries(inputs: Inputs, params: Params) -> Json:
 # --------------------------------------------------------------------------- judges and sweep
 
 
-def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
+def not_judged_text(judge: Mapping[str, Any], answered: Sequence[str]) -> str | None:
+    """The one line the judge panel shows instead of its cards when no answered config's answers
+    were judged (a retrieval-only run): why, the configs that share a reason named together;
+    None when some config was judged."""
+    if any(is_judged(judge, c) for c in answered):
+        return None
+    if not answered:
+        return "No answered config (generation.configs is empty): no answers to judge."
+    by_reason: dict[str, list[str]] = {}
+    for c in answered:
+        entry = judged_entry(judge, c)
+        why = (f"{entry.get('status') or 'unavailable'}: {not_judged_reason(judge, c) or 'no reason recorded'}"
+               if entry else "not judged (rerun `dvc repro judge_eval`)")
+        by_reason.setdefault(why, []).append(c)
+    return "No answers were judged: " + "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items()) + "."
+
+
+def judge_panel(judge: Mapping[str, Any], judges: Sequence[str], answered: Sequence[str] = ()) -> Json:
     """Per judge: confusion against the hand grades, kappa and accuracy with intervals, canary
-    acceptance; and the position-consistency test (judge_eval's length pairs)."""
+    acceptance; the position-consistency test (judge_eval's length pairs); the hand grades' counts
+    in words (``judge_report.grades_text``: what stale and unknown grades are), and whether any
+    matches (``no_grades``: then a judge's card gives no reason of its own, the one line says it);
+    ``not_judged``: :func:`not_judged_text` of the answered configs (``generation.configs``)."""
+    no_grades = not (judge.get("grades") or {}).get("matching")
     panel = []
     for j in judges:
         c = calibration(judge, j)
@@ -488,7 +514,7 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
         if is_calibrated(c):
             entry.update(confusion={k: c["confusion"].get(k) for k in ("tp", "fp", "fn", "tn", "invalid", "n")},
                          kappa=_estimate(c.get("kappa")), accuracy=_estimate(c.get("accuracy")))
-        else:
+        elif not no_grades:
             entry["reason"] = c.get("reason") or "not calibrated (no hand grades)"
         canaries = canary_results(judge, j) or {}
         entry["canaries"] = [{"kind": kind, "expected_accept": bool(r.get("expected_accept")),
@@ -499,7 +525,9 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
     length = length_bias(judge)
     position = ({k: length.get(k) for k in ("pairs", "consistent", "consistency", "ties", "long_wins", "short_wins")}
                 if length_bias_ran(length) else {"reason": length.get("reason") or length.get("status") or "not run"})
-    return {"judges": panel, "position": position, "grades": dict(judge.get("grades", {})),
+    grades = dict(judge.get("grades", {}))
+    return {"judges": panel, "position": position, "grades": grades, "grades_text": grades_text(grades),
+            "no_grades": no_grades, "not_judged": not_judged_text(judge, answered),
             "comparison": answer_comparison(judge), "measures": measure_panel(judge), **score_panel(judge, judges)}
 
 
@@ -624,6 +652,6 @@ def page_data(inputs: Inputs, params: Params) -> Json:
         "searched": searched_texts(inputs),
         "passages": passages,
         "answers": answer_entries(inputs, params),
-        "judge": judge_panel(inputs.judge, list(params.judge.judges)),
+        "judge": judge_panel(inputs.judge, list(params.judge.judges), list(params.generation.configs)),
         "sweep": sweep_entries(inputs.sweep, params.dataset),
     }

@@ -1,13 +1,15 @@
 """The report's sections on graded answers, from ``judge_eval``'s detail file.
 
-Only formats numbers already computed (``rag_ablation.evaluation.judges.judge_eval``): calibration of
-every judge with intervals and its disagreements, accuracy per config three ways (hand grades,
-each judge alone, PPI++), the answered configs compared (by hand grades, and on every answer by
-token F1 and the primary judge's score), canaries, bias, failure tables, the two-by-two and
-unanswerable questions. A value that could not be computed is shown as ``n/a`` with the reason
-where known. The file is read through :mod:`rag_ablation.evaluation.report.metrics_view` (which configs were
-judged and why not, the answer comparison, canaries, the length test) and its numbers written
-with :mod:`rag_ablation.evaluation.report.formatting` (``num_or_na``, ``percent``,
+Only formats numbers already computed (``rag_ablation.evaluation.judges.judge_eval``):
+calibration of every judge with intervals and its disagreements, accuracy per config three ways
+(hand grades, each judge alone, PPI++), the answered configs compared (by hand grades, and on
+every answer by token F1 and the primary judge's score), canaries, bias, failure tables, the
+two-by-two and unanswerable questions. A value that could not be computed is shown as ``n/a``
+with the reason where known; with no hand grade at all, the sections that need one are left out
+and one paragraph says so (:func:`no_grades`, :func:`grades_text`, whose words report.html shows
+too). The file is read through :mod:`rag_ablation.evaluation.report.metrics_view` (which configs
+were judged and why not, the answer comparison, canaries, the length test) and its numbers
+written with :mod:`rag_ablation.evaluation.report.formatting` (``num_or_na``, ``percent``,
 ``with_interval``).
 """
 from __future__ import annotations
@@ -36,8 +38,34 @@ def _ids(ids: Sequence[str]) -> str:
     return ", ".join(f"`{i}`" for i in ids) if ids else "none"
 
 
+def grades_text(g: Mapping[str, Any]) -> str:
+    """What the hand grades of ``judge_detail.json``'s ``grades`` block (``matching``, ``stale``,
+    ``unknown``, ``answers``) are, in words, for both reports: how many match the current
+    answers, and what *stale* and *unknown* grades are (neither is used); with no grade at all,
+    that the data set has none and how to add some."""
+    matching, stale, unknown = (int(g.get(k) or 0) for k in ("matching", "stale", "unknown"))
+    if matching == stale == unknown == 0:
+        return ("No hand grades: the data set's grades.jsonl (the handbook's is data/labels/grades.jsonl) grades "
+                f"none of the {int(g.get('answers') or 0)} current answers, so no judge is compared with a person; "
+                "`rag-ablation grade` adds grades (docs/judging.md).")
+    return (f"{matching} hand grades (the data set's grades.jsonl; the handbook's is data/labels/grades.jsonl) "
+            f"match the current text of {int(g.get('answers') or 0)} answers; {stale} graded another text of a "
+            f"current answer (an earlier generation or another answer model: stale) and {unknown} an answer that "
+            "no longer exists (unknown); neither is used.")
+
+
+def no_grades(detail: Detail) -> bool:
+    """No hand grade matches a current answer (``grades.matching`` 0): every section that needs
+    one is left out, and :func:`calibration_section` says why in one paragraph."""
+    return int((detail.get("grades") or {}).get("matching") or 0) == 0
+
+
 def calibration_section(detail: Detail, judges: Sequence[str], confidence: float) -> str:
     g = detail["grades"]
+    if no_grades(detail):
+        return "\n".join(["## Judges against hand grades", "",
+                          grades_text(g) + " Left out until some grades match: the judges against them, the judges "
+                          "by their scores, PPI++ and the answer configs compared by hand grades."])
     rows, notes = [], []
     for j in judges:
         c = calibration(detail, j)
@@ -55,11 +83,7 @@ def calibration_section(detail: Detail, judges: Sequence[str], confidence: float
                      f"- invalid reply: {_ids(d['invalid'])}\n\n</details>")
     return "\n".join([
         "## Judges against hand grades", "",
-        f"{g['matching']} hand grades (the data set's grades.jsonl; the handbook's is data/labels/grades.jsonl) "
-        f"match the current text of {g['answers']} answers; "
-        f"{g['stale']} graded another text of a current answer (an earlier generation or another answer model) "
-        f"and {g['unknown']} an answer that no longer exists "
-        "(neither is used). Each judge is compared with them on every graded answer of every config. "
+        grades_text(g) + " Each judge is compared with them on every graded answer of every config. "
         f"Intervals: {confidence:.0%} bootstrap over answers. TPR: the judge accepts what the grader accepted; "
         "TNR: the judge rejects what the grader rejected; kappa: agreement beyond chance (0 = chance, 1 = perfect). "
         "An invalid reply (not exactly CORRECT or INCORRECT) is counted, never guessed.", "",
@@ -67,7 +91,10 @@ def calibration_section(detail: Detail, judges: Sequence[str], confidence: float
         "", "Disagreements (config/question):", "", *notes])
 
 
-def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[str], confidence: float) -> str:
+def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[str], confidence: float, *,
+                     ppi: bool = True) -> str:
+    """Accuracy per answered config by hand grades and by each judge alone, then PPI++ and its
+    split-half check (left out with ``ppi`` False: no hand grade, :func:`no_grades`)."""
     rows: list[list[str]] = []
     ppi_rows: list[list[str]] = []
     check_rows: list[list[str]] = []
@@ -109,14 +136,18 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
                     f"{check['coverage']:.0%} vs {check['classical_coverage']:.0%}",
                     f"{num_or_na(check['mean_width'])} vs {num_or_na(check['mean_classical_width'])}"])
         rows.append([f"`{c}`", f"{e['answers']} answers, {e['graded']} graded", hand_cell, *cells])
-    return "\n".join([
+    head = [
         "## Answer accuracy three ways", "",
         f"Share of answers that are correct, with {confidence:.0%} Wilson intervals: by hand grades alone (graded "
         "answers only), by each judge alone on every answer (naive: it inherits the judge's errors above), and "
         "prediction-powered (PPI++, ppi-python): the judge on every answer, corrected by the graded ones. PPI++ "
         "is never much wider than the hand grades alone; the gain is the effective number of hand grades it is "
         "worth (1x = the judge adds nothing).", "",
-        table(["config", "answers", "hand grades", *[f"judge `{j}` alone" for j in judges]], rows), "",
+        table(["config", "answers", "hand grades", *[f"judge `{j}` alone" for j in judges]], rows)]
+    if not ppi:
+        return "\n".join(head)
+    return "\n".join([
+        *head, "",
         table(["config", "judge", "PPI++ accuracy", "hand grades alone (normal interval)", "effective sample-size gain",
                "graded + ungraded"], ppi_rows), "",
         "PPI++ checked against grades it did not see: each config's hand grades split in two by a seeded "
@@ -366,12 +397,16 @@ def unanswerable_section(detail: Detail, configs: Sequence[str]) -> str:
 
 
 def render_answers(detail: Detail, *, configs: Sequence[str], judges: Sequence[str], confidence: float) -> str:
-    """Every section above, joined; empty when no config has judged answers."""
+    """Every section above, joined; empty when no config has judged answers. Without a hand grade
+    that matches a current answer (:func:`no_grades`), the sections that need one are left out and
+    the first section says so in one paragraph."""
     if not any(is_judged(detail, c) for c in configs):
         return ""
+    graded = not no_grades(detail)
     return "\n\n".join([calibration_section(detail, judges, confidence),
-                        *filter(None, [scores_section(detail, judges, confidence)]),
-                        accuracy_section(detail, configs, judges, confidence),
-                        *filter(None, [comparison_section(detail, confidence), measure_section(detail, confidence)]),
+                        *filter(None, [scores_section(detail, judges, confidence) if graded else ""]),
+                        accuracy_section(detail, configs, judges, confidence, ppi=graded),
+                        *filter(None, [comparison_section(detail, confidence) if graded else "",
+                                       measure_section(detail, confidence)]),
                         canary_section(detail, judges),
                         bias_section(detail), failures_section(detail, configs), unanswerable_section(detail, configs)])

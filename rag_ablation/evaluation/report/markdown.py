@@ -8,12 +8,15 @@ a config that is not in the metrics file, or is marked unavailable, is named as 
 Sections: the configs with recall@1/5/10 and MRR@10 and their intervals; recall per slice
 (slices under ``stats.min_slice`` questions are marked too small to decide on); paired changes
 against the baseline (fixed and broken counts, the change with its interval, the sign test,
-Holm's adjustment with the family size, the smallest detectable change) and the same for
-MRR@10; fixed and broken counts per slice; the subsampling table; the judge-free answer proxy
-with its n. A change is called real only when its interval excludes 0 and its Holm-adjusted p
-is below 0.05 (``rag_ablation.evaluation.statistics.comparison.verdict`` on the file's rounded
-numbers, through :func:`rag_ablation.evaluation.report.metrics_view.change_verdict`). The file is
-read through :mod:`rag_ablation.evaluation.report.metrics_view`.
+Holm's adjustment with the family size, the smallest detectable change) and the same for MRR@10;
+fixed and broken counts per slice (better / worse for a continuous measure); the subsampling
+table (each config's change on all questions, gain or loss, and how often fewer questions would
+not have shown it); the label audit, only when it changed some question; the judge-free answer
+proxy with its n, or one line when no answered config has answers. A change is called real only
+when its interval excludes 0 and its Holm-adjusted p is below 0.05
+(``rag_ablation.evaluation.statistics.comparison.verdict`` on the file's rounded numbers,
+through :func:`rag_ablation.evaluation.report.metrics_view.change_verdict`). The file is read
+through :mod:`rag_ablation.evaluation.report.metrics_view`.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from rag_ablation.evaluation.statistics.comparison import (
     RR_COLUMN,
     SIGNIFICANCE,
     TESTS,
+    counts_in,
     is_binary,
 )
 from rag_ablation.evaluation.report.formatting import (detectable, interval, num, p_value, points, share, signed,
@@ -36,6 +40,7 @@ from rag_ablation.evaluation.report.formatting import (detectable, interval, num
 from rag_ablation.evaluation.report.metrics_view import (answer_proxy, available, baseline_comparisons, change_of,
                                                          change_verdict, config_metrics, stats_settings)
 from rag_ablation.evaluation.report.plot_data import LABELS, count_words, test_name, test_text
+from rag_ablation.evaluation.statistics.stats import GAIN, LOSS, NONE, change_direction, vanished_share
 
 Metrics = Mapping[str, Any]
 
@@ -168,7 +173,8 @@ def paired_section(metrics: Metrics, configs: Sequence[str], settings: StatsConf
         if b is None or r is None:
             rows.append([f"`{name}`", "no shared questions", *[""] * 8])
             continue
-        rows.append([f"`{name}`", str(vs["n"]), str(b["fixed"]), str(b["broken"]), signed(b["delta"]),
+        up, down = counts_in(b)
+        rows.append([f"`{name}`", str(vs["n"]), str(up), str(down), signed(b["delta"]),
                      interval(b, signed), p_value(b[P_KEYS[TESTS[settings.measure]]]), p_value(b["p_holm"]),
                      detectable(b), change_verdict(b)])
         rr_mde = points(r["mde"]) if r["mde"] > 0 else "n/a: no question differs"
@@ -206,8 +212,11 @@ def slice_counts_section(metrics: Metrics, configs: Sequence[str], settings: Sta
         cells = []
         for s in slices:
             d = vs.get("by_slice", {}).get(s)
-            cells.append("" if d is None else f"+{d['fixed']} / -{d['broken']}" + (" (too small)" if d["too_small"]
-                                                                                   else ""))
+            if d is None:
+                cells.append("")
+                continue
+            up, down = counts_in(d)
+            cells.append(f"+{up} / -{down}" + (" (too small)" if d["too_small"] else ""))
         rows.append([f"`{name}`", *cells])
     label = LABELS[RECALL_OF[settings.measure]]
     fixed, broken = count_words(settings.measure, settings.margin)
@@ -226,21 +235,47 @@ def subsample_section(metrics: Metrics, configs: Sequence[str], settings: StatsC
     rows = [[f"`{settings.baseline}` {label}, range of 90% of draws",
              *(num(base[k]["low"]) if base[k]["low"] == base[k]["high"] else
                f"{num(base[k]['low'])} to {num(base[k]['high'])}" for k in keys)]]
-    for name, _ in _comparisons(metrics, configs, settings):
+    for name, vs in _comparisons(metrics, configs, settings):
         sub = metrics[name].get("subsample", {})
-        rows.append([f"`{name}`: gain gone or reversed", *(share(sub[k]["lost_share"]) if k in sub else ""
-                                                            for k in keys)])
+        direction = _subsample_direction(sub, vs, settings.measure)
+        rows.append([f"`{name}`: {SUBSAMPLE_ROWS[direction]}",
+                     *(share(vanished_share(sub[k]["lost_share"], sub[k]["reversed_share"], direction)) if k in sub
+                       else "" for k in keys)])
     return "\n".join([
         "## How many questions does it take?", "",
         f"Draws of n questions from this set ({settings.subsample_draws:,} per size, seed {settings.seed}): the "
-        f"spread of the baseline's {label}, and how often each config's gain over the baseline would have looked "
-        "like no gain or a loss. With all questions the share is 0% or 100%.", "",
+        f"spread of the baseline's {label}, and how often each config's change against the baseline on all "
+        "questions would not have shown: a gain would have looked like no gain or a loss, a loss like no loss or "
+        "a gain (and no change like a change). With all questions every share is 0%.", "",
         table(header, rows)])
 
 
+SUBSAMPLE_ROWS = {GAIN: "a gain on all questions; gone or reversed", LOSS: "a loss on all questions; gone or reversed",
+                  NONE: "no change on all questions; looked like a gain or a loss"}
+"""The subsampling table's row of a config, by the direction of its change on all questions."""
+
+
+def _subsample_direction(sub: Metrics, vs: Metrics, measure: str) -> str:
+    """``stats.change_direction`` of a config's subsample entries (its ``all`` row), else of its
+    paired change of ``measure`` (a file whose ``stats.subsample_sizes`` has no ``all``)."""
+    full = sub.get("all")
+    if full is not None:
+        return change_direction(full["lost_share"], full["reversed_share"])
+    change = change_of(vs, measure)
+    return change_direction(delta=change["delta"] if change else 0.0)
+
+
 def answers_section(metrics: Metrics, answered: Sequence[str], settings: StatsConfig) -> str:
+    """The judge-free proxy per answered config; one line, not a table of "unavailable", when no
+    answered config has answers to score (a retrieval-only run)."""
     if not answered:
         return ""
+    if all(answer_proxy(metrics, name) is None for name in answered):
+        names = ", ".join(f"`{name}`" for name in answered)
+        return ("## Answers (judge-free proxy)\n\n"
+                f"No answers to score: none of the answered configs ({names}) has an answer to an answerable "
+                "question (a retrieval-only run, `llm.backend: none`, answers nothing; otherwise each config's "
+                "`generate@NAME` output says why).")
     rows = []
     for name in answered:
         d = answer_proxy(metrics, name)
@@ -257,9 +292,11 @@ def answers_section(metrics: Metrics, answered: Sequence[str], settings: StatsCo
 
 
 def audit_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
-    """Original against audited labels, per config (only when the stats carry an audit)."""
+    """Original against audited labels, per config: only when the stats carry an audit that
+    changed some question (an empty audit, or graded qrels, which no audit changes, would give a
+    table of equal columns)."""
     audited = [n for n in configs if available(metrics, n) and "audited" in metrics[n]]
-    if not audited:
+    if not any(metrics[n]["audited"].get("changed") or metrics[n]["audited"].get("newly_found") for n in audited):
         return ""
     found = sum(metrics[n]["audited"]["newly_found"] for n in audited)
     recall = RECALL_OF[settings.measure]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_ablation.core.config import StatsConfig
-from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, P_KEYS, resolve_measure, verdict
+from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, P_KEYS, counts_in, resolve_measure, verdict
 from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
 from rag_ablation.support.latency_rule import warm_total_ms
 
@@ -77,8 +77,10 @@ def vs_baseline(stats: Json, name: str) -> Json | None:
 def change_of(vs: Json | None, measure: str) -> Json | None:
     """The paired change of ``measure`` (a 0/1 column such as ``hit_at_5``, or ``rr_at_10``) in
     a ``vs_baseline`` block: ``delta``, ``ci_low``, ``ci_high``, ``p_holm``, ``family``, ``mde``
-    and, for a 0/1 measure, ``fixed``, ``broken``, ``n``, ``p_sign`` (RR@10: ``p_sign_flip``);
-    None when the block or the measure is missing."""
+    and, for ``stats.measure``'s column, ``n``, its counts (``fixed`` / ``broken`` for a 0/1
+    measure, ``better`` / ``worse`` for a continuous one: read them with ``comparison.counts_in``,
+    which also reads a file written when both were ``fixed`` / ``broken``) and ``p_sign``
+    (continuous: ``p_sign_flip``); None when the block or the measure is missing."""
     return (vs or {}).get(measure)
 
 
@@ -293,7 +295,7 @@ def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
             p = change[P_KEYS[e["test"]]]
             rows.append(MeasureRow(name, n=c["n"], baseline_mean=c.get("baseline_mean"), mean=c.get("mean"),
                                    delta=change["delta"], ci_low=change["ci_low"], ci_high=change["ci_high"],
-                                   better=change["fixed"], worse=change["broken"], margin=change.get("margin"),
+                                   better=counts_in(change)[0], worse=counts_in(change)[1], margin=change.get("margin"),
                                    p=p, p_holm=change["p_holm"], verdict=change_verdict(change),
                                    better_ids=tuple(c.get("better_ids", ())), worse_ids=tuple(c.get("worse_ids", ()))))
         out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], tuple(rows)))

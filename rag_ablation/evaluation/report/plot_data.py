@@ -12,7 +12,8 @@ axes otherwise sort names alphabetically:
 - :func:`change_bars`: per compared config, the paired change of ``stats.measure`` and of
   RR@10 against the baseline with its interval, the Holm p and ``real`` (0/1);
 - :func:`subsample_points`: per config and number of questions, the share of draws in which
-  its gain over the baseline disappears or reverses (``value``, 0 to 1).
+  its change against the baseline on all questions disappears or turns around (``value``, 0 to
+  1: a gain lost or reversed, a loss gone or turned into a gain; ``change`` says which).
 
 An unavailable config keeps one row per panel with ``available: 0`` and no numbers, so it is
 named on the axis without a bar. Floats are rounded like the metrics file.
@@ -36,7 +37,8 @@ from rag_ablation.evaluation.statistics.comparison import (  # LABELS, measure_l
     rounded_p,
 )
 from rag_ablation.evaluation.statistics.inference import Interval, interval_dict
-from rag_ablation.evaluation.statistics.stats import METRICS_INTERVAL, StatsResult
+from rag_ablation.evaluation.statistics.stats import (METRICS_INTERVAL, StatsResult, change_direction, turned_share,
+                                                     vanished_share)
 
 
 
@@ -134,15 +136,38 @@ def change_bars(result: StatsResult) -> list[dict[str, Any]]:
     return _ordered(rows, [c.new for c in result.comparisons])
 
 
+def subsample_direction(result: StatsResult, name: str) -> str:
+    """The direction of config ``name``'s change on all the subsampled questions
+    (``stats.change_direction``): from the subsample row with every question, else from its
+    paired change against the baseline."""
+    sub = result.subsample
+    full = next((row for row in sub.rows if row.n == sub.total), None) if sub is not None else None
+    if full is not None and name in full.lost_share:
+        return change_direction(full.lost_share[name], full.reversed_share[name])
+    comparison = result.comparison(name)
+    delta = comparison.binary.delta.estimate if comparison is not None and comparison.binary is not None else 0.0
+    return change_direction(delta=delta)
+
+
 def subsample_points(result: StatsResult) -> list[dict[str, Any]]:
-    """One point per config and subsample size: the share of draws where the gain is lost."""
+    """One point per config and subsample size: ``value``, the share of draws where its change
+    on all questions vanishes or turns around (a gain lost or reversed, a loss gone or turned
+    into a gain: ``stats.vanished_share``), ``reversed`` the share where it turns around, and
+    ``change`` the direction (gain, loss, no change)."""
     sub = result.subsample
     if sub is None:
         return []
     order = [c.new for c in result.comparisons]
-    return [{"config": name, "n": row.n, "value": rounded(row.lost_share[name]),
-             "reversed": rounded(row.reversed_share[name])}
-            for name in order for row in sub.rows if name in row.lost_share]
+    out = []
+    for name in order:
+        direction = subsample_direction(result, name)
+        for row in sub.rows:
+            if name not in row.lost_share:
+                continue
+            lost, rev = row.lost_share[name], row.reversed_share[name]
+            out.append({"config": name, "n": row.n, "value": rounded(vanished_share(lost, rev, direction)),
+                        "reversed": rounded(turned_share(lost, rev, direction)), "change": direction})
+    return out
 
 
 def all_plots(result: StatsResult) -> dict[str, list[dict[str, Any]]]:

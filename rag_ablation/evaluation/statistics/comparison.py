@@ -14,9 +14,10 @@ Paired (:func:`compare`):
     - a 0/1 column (``hit_at_k``): fixed / broken / both-right / both-wrong counts, the exact
       two-sided sign test on fixed versus broken, and the minimum detectable effect at 80%
       power and alpha 0.05 from the observed disagreement rate;
-    - a continuous column (``rr_at_10``, ``ndcg_at_10``, ``recall_at_100``): *fixed* and
-      *broken* are the questions better / worse by more than ``stats.margin``
-      (``inference.margin_counts``), the test is the paired sign-flip permutation test,
+    - a continuous column (``rr_at_10``, ``ndcg_at_10``, ``recall_at_100``): the questions
+      *better* / *worse* by more than ``stats.margin`` (``inference.margin_counts``, whose
+      ``fixed`` / ``broken`` fields hold them; the metrics files write them as ``better`` /
+      ``worse``, :data:`COUNT_KEYS`), the test is the paired sign-flip permutation test,
       ``p = (k + 1) / (B + 1)`` with ``B = stats.resamples`` seeded from ``stats.seed``
       (``inference.sign_flip_p``), and the MDE comes from the standard deviation of the
       differences.
@@ -32,7 +33,9 @@ Also here, because every reader of per-question rows shares them: the measure na
 of rows (:func:`resolve_measure`, :func:`measure_of_rows`), reading rows (:func:`rows_by_config`,
 :func:`answerable`, :func:`column_values`, :func:`cluster_labels`), the bootstrap settings
 (:func:`bootstrap_options`) and the rounding of the metrics files (:func:`rounded`,
-:func:`rounded_p`; a comparison flattened to those numbers: :func:`comparison_dict`). The
+:func:`rounded_p`; a comparison flattened to those numbers: :func:`comparison_dict`, its
+counts named *fixed* / *broken* for a 0/1 measure and *better* / *worse* for a continuous one,
+:data:`COUNT_KEYS`, read back by :func:`counts_in`, which also reads files written before). The
 ``stats`` stage's analysis (intervals per config, subsampling, answer proxies,
 ``metrics/stats.json``) is :mod:`rag_ablation.evaluation.statistics.stats`.
 """
@@ -489,11 +492,41 @@ def rounded_p(p: float) -> float:
 # ------------------------------------------------------------------------ flattening
 
 
+COUNT_KEYS = {SIGN: ("fixed", "broken", "both_right", "both_wrong"),
+              SIGN_FLIP: ("better", "worse", "within_margin", "both_zero")}
+"""How the metrics files name a paired table's four counts (``PairedCounts``' ``fixed``,
+``broken``, ``both_right``, ``both_wrong``), per test: a 0/1 measure's questions are *fixed*
+and *broken*; a continuous measure's (nDCG@10, RR@10, token F1, a judge's score) are *better*
+and *worse* by more than ``stats.margin``, the rest *within the margin*, of which *both zero*
+where both values are 0 (the words the reports print, ``plot_data.count_words``)."""
+
+OLD_COUNT_KEYS = COUNT_KEYS[SIGN][:2]
+"""The keys a continuous measure's better / worse counts had in files written before
+:data:`COUNT_KEYS` (``fixed``, ``broken``), which :func:`counts_in` still reads."""
+
+
+def count_keys(measure: str) -> tuple[str, str, str, str]:
+    """:data:`COUNT_KEYS` of the measure's test."""
+    return COUNT_KEYS[TESTS[measure]]
+
+
+def counts_in(entry: Mapping[str, Any]) -> tuple[int, int]:
+    """The questions up and down of a change entry of a metrics file (``vs_baseline.MEASURE``,
+    one of its slices, or a ``measure_comparison`` entry): ``better`` / ``worse`` of a
+    continuous measure, ``fixed`` / ``broken`` of a 0/1 one (and of a continuous one in a file
+    written before :data:`COUNT_KEYS`). A KeyError when the entry has neither pair."""
+    up, down = COUNT_KEYS[SIGN_FLIP][:2]
+    if up in entry:
+        return int(entry[up]), int(entry[down])
+    return int(entry[OLD_COUNT_KEYS[0]]), int(entry[OLD_COUNT_KEYS[1]])
+
+
 def _binary_dict(change: MeasureChange) -> dict[str, Any]:
     c = change.counts
     margin = {} if change.test == SIGN else {"margin": rounded(change.margin)}
-    return {**interval_dict(change.delta, CHANGE_INTERVAL, number=rounded), "n": c.n, "fixed": c.fixed,
-            "broken": c.broken, "both_right": c.both_right, "both_wrong": c.both_wrong, **margin,
+    up, down, same, zero = COUNT_KEYS[change.test]
+    return {**interval_dict(change.delta, CHANGE_INTERVAL, number=rounded), "n": c.n, up: c.fixed,
+            down: c.broken, same: c.both_right, zero: c.both_wrong, **margin,
             P_KEYS[change.test]: rounded_p(change.p), "p_holm": rounded_p(change.p_holm), "family": change.family,
             "mde": rounded(change.mde), "real": int(is_real(change))}
 
@@ -510,14 +543,17 @@ def comparison_dict(c: Comparison) -> dict[str, Any]:
     changes (one entry when the measure is ``rr_at_10``: the measure's, with its counts; no RR@10
     entry for answer rows), and per slice the counts, change, the measure's test p (``p_sign``
     or ``p_sign_flip``, unadjusted) and ``too_small`` (0/1). A continuous measure's entry adds
-    its ``margin``. Floats are rounded as in the metrics files (:func:`rounded`, :func:`rounded_p`)."""
+    its ``margin``. The counts are named by the measure's test (:data:`COUNT_KEYS`: ``fixed`` /
+    ``broken`` for a 0/1 measure, ``better`` / ``worse`` for a continuous one). Floats are
+    rounded as in the metrics files (:func:`rounded`, :func:`rounded_p`)."""
     out: dict[str, Any] = {"n": c.n, "only_config": len(c.only_new), "only_baseline": len(c.only_base)}
     if c.rr is not None:
         out[RR_COLUMN] = _rr_dict(c.rr)
     if c.binary is not None:
         out[c.binary.measure] = _binary_dict(c.binary)
-    p_key = P_KEYS[c.binary.test] if c.binary is not None else "p_sign"
-    out["by_slice"] = {s.slice: {"n": s.counts.n, "fixed": s.counts.fixed, "broken": s.counts.broken,
-                                 "delta": rounded(s.delta), p_key: rounded_p(s.p),
+    test = c.binary.test if c.binary is not None else SIGN
+    up, down = COUNT_KEYS[test][:2]
+    out["by_slice"] = {s.slice: {"n": s.counts.n, up: s.counts.fixed, down: s.counts.broken,
+                                 "delta": rounded(s.delta), P_KEYS[test]: rounded_p(s.p),
                                  "too_small": int(s.too_small)} for s in c.by_slice.values()}
     return out

@@ -15,8 +15,10 @@ Per config, overall and per slice (:func:`summarize_config`):
     questions is flagged ``too_small`` (its interval is still given).
 
 Subsampling (:func:`subsample_gains`): on the questions shared by the baseline and every
-compared config, how the baseline's measure spreads and how often each config's gain over the
-baseline vanishes when only n questions are drawn (``rag_ablation.evaluation.statistics.inference.subsample``).
+compared config, how the baseline's measure spreads and how often each config's change against
+the baseline vanishes or turns around when only n questions are drawn
+(``rag_ablation.evaluation.statistics.inference.subsample``): a gain lost or reversed, a loss
+gone or turned into a gain (:func:`change_direction`, :func:`vanished_share`).
 
 Answers (:func:`answer_accuracy`): the share of answers containing the reference answer, with a
 Wilson interval and its n. It is a judge-free proxy for accuracy, not a judged accuracy.
@@ -269,6 +271,47 @@ def audit_entry(original: Sequence[Row], audited: Sequence[Row], settings: Stats
     changed = sum(1 for r in after if r["id"] in before and r["first_relevant_rank"] != before[r["id"]]["first_relevant_rank"])
     found = sum(1 for r in after if r["id"] in before and r[measure] > 0 and before[r["id"]][measure] == 0)
     return {**_group_dict(summarize_group(after, settings), with_flag=False), "changed": changed, "newly_found": found}
+
+
+GAIN, LOSS, NONE = "gain", "loss", "no change"
+"""The direction of a config's change against the baseline on all the subsampled questions
+(:func:`change_direction`), which decides what the subsampling table counts for it."""
+
+
+def change_direction(lost_all: float | None = None, reversed_all: float | None = None, *,
+                     delta: float | None = None) -> str:
+    """:data:`GAIN`, :data:`LOSS` or :data:`NONE`: from a config's subsample shares at the full
+    size (``lost_share``, ``reversed_share`` of the row with every question, each 0 or 1: lost 0
+    is a gain, reversed 1 a loss), or, without that row (``stats.subsample_sizes`` without
+    ``all``), from the sign of ``delta``, its paired change against the baseline."""
+    if lost_all is not None and reversed_all is not None:
+        return GAIN if lost_all < 0.5 else LOSS if reversed_all >= 0.5 else NONE
+    if delta is None:
+        raise ValueError("change_direction needs the full-size shares or the change")
+    return GAIN if delta > 0 else LOSS if delta < 0 else NONE
+
+
+def vanished_share(lost: float, reversed_: float, direction: str) -> float:
+    """The share of draws of n questions that would not have shown the change seen on all of
+    them, from the draws' ``lost_share`` (change <= 0) and ``reversed_share`` (change < 0): for a
+    :data:`GAIN`, draws with no gain or a loss (``lost``); for a :data:`LOSS`, draws with no loss
+    or a gain (``1 - reversed_``); for :data:`NONE`, draws that showed a gain or a loss
+    (``1 - lost + reversed_``). With every question drawn it is 0 whatever the direction."""
+    if direction == GAIN:
+        return lost
+    if direction == LOSS:
+        return 1.0 - reversed_
+    return 1.0 - lost + reversed_
+
+
+def turned_share(lost: float, reversed_: float, direction: str) -> float:
+    """Of :func:`vanished_share`, the draws that showed the opposite change: a loss for a
+    :data:`GAIN` (``reversed_``), a gain for a :data:`LOSS` (``1 - lost``); 0 for :data:`NONE`."""
+    if direction == GAIN:
+        return reversed_
+    if direction == LOSS:
+        return 1.0 - lost
+    return 0.0
 
 
 def subsample_key(row: SubsampleRow, total: int) -> str:

@@ -312,6 +312,28 @@ def two_config_fixture(n=24):
     return answer_rows, retrieval_rows, judgments, grades
 
 
+def test_without_hand_grades_the_report_says_so_once():
+    """Answers judged, no hand grade (a data set whose grades.jsonl is empty, as a BEIR import):
+    one paragraph says so, in place of a table of "no hand-graded answer" rows per judge, a scores
+    table of "nothing to rank", PPI++ rows of "fewer than 2 hand grades" and a comparison by hand
+    grades with no graded question; what needs no grade stays."""
+    answer_rows, retrieval_rows, judgments, _ = two_config_fixture()
+    _, detail, _, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                                  checks=None, grades=[], judges=["llm", "contains"], settings=SETTINGS,
+                                  threshold_folds=4)
+    assert detail["grades"] == {"matching": 0, "stale": 0, "unknown": 0, "answers": 48}
+    text = render_answers(detail, configs=["dense", "hybrid"], judges=["llm", "contains"], confidence=0.95)
+    first = text.split("\n\n## ")[0].splitlines()
+    assert first[0] == "## Judges against hand grades" and len(first) == 3  # heading, blank, one paragraph
+    assert first[2].startswith("No hand grades: the data set's grades.jsonl") and "`rag-ablation grade`" in first[2]
+    for gone in ("no hand-graded answer has this judge's verdict", "nothing to rank", "fewer than 2 hand grades",
+                 "## Judges by their scores", "## Answer configs compared, by hand grades", "PPI++ accuracy",
+                 "No split-half check"):
+        assert gone not in text, gone
+    assert "## Answer accuracy three ways" in text and "## Answer configs compared on every answer" in text
+    assert "| `dense` | 24 answers, 0 graded | no grades |" in text
+
+
 def test_answered_configs_are_compared_on_every_answer_by_token_f1_and_the_primary_judges_score():
     answer_rows, retrieval_rows, judgments, grades = two_config_fixture()
     metrics, detail, verdicts, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows,
@@ -321,7 +343,7 @@ def test_answered_configs_are_compared_on_every_answer_by_token_f1_and_the_prima
     mc = detail["measure_comparison"]
     assert mc["baseline"] == "dense" and list(mc["measures"]) == ["token_f1", "llm_score"]
     f1 = mc["measures"]["token_f1"]["configs"]["hybrid"]
-    assert (f1["n"], f1["token_f1"]["delta"], f1["token_f1"]["fixed"], f1["token_f1"]["broken"]) == (24, 0.2, 24, 0)
+    assert (f1["n"], f1["token_f1"]["delta"], f1["token_f1"]["better"], f1["token_f1"]["worse"]) == (24, 0.2, 24, 0)
     llm = mc["measures"]["llm_score"]["configs"]["hybrid"]["llm_score"]
     # the llm score is joined from the verdict rows, as `rag-ablation diff --measure llm_score` reads verdicts.csv
     by_key = {(v["config"], v["id"]): float(v["llm_score"]) for v in verdicts}

@@ -262,11 +262,12 @@ def test_rankings_mark_the_relevant_passage_and_store_each_text_once(data):
 def test_cost_points_and_their_pareto_front(data):
     front = {p["config"]: p["front"] for p in data["cost"]}
     # bm25 (0.75 at 5 ms) dominates dense (0.5, 2 ms) and hybrid (0.5, 3 ms): costs within COST_FLOOR_MS
-    # count as one; and rewrite (0.5, 50 ms). With no floor, dense would be on the front too.
+    # count as one; and rewrite (0.5, 50 ms). With no floor, dense would be on the front too, and hybrid,
+    # within 1.5x (COST_TOLERANCE) of dense's cost and as good.
     assert front == {"dense": False, "bm25": True, "hybrid": False, "rewrite": False}
     points = [p for p in data["cost"]]
     assert pareto_front([p["value"] for p in points], [p["p95_ms"] for p in points], floor_ms=0) == [
-        p["config"] in {"dense", "bm25"} for p in points]
+        p["config"] in {"dense", "bm25", "hybrid"} for p in points]
     assert data["answer_cost"] == [{"config": "bm25", "seconds": 2.5, "value": 0.5, "ci_low": 0.2, "ci_high": 0.8,
                                     "n": 8}]
 
@@ -282,6 +283,52 @@ def test_a_miss_shows_where_the_relevant_chunk_ranked(data):
     assert [i for i, x in enumerate(data["deeper"]["bm25"]) if x] == [5, 7]  # bm25's misses
 
 
+def test_a_miss_with_no_labelled_chunk_says_so_apart_from_one_beyond_the_stored_ranking(project):
+    """Beyond the stored ranking (the page says "not in the stored top 10") is not the same as a
+    question this chunking labels no chunk relevant to (``labelled: False``)."""
+    inputs = inputs_of(project)
+    run = inputs.runs["dense"]
+    labels = {q: ids for q, ids in inputs.labels["base"].items() if q != "q3"}  # q3: no chunk labelled relevant
+    deeper = html_data.deeper_relevant(run, inputs.questions, labels, 5, {})
+    assert deeper[3] == {"rank": None, "stored": 10, "labelled": False}
+    assert deeper[5] == {"rank": None, "stored": 10}  # labelled, ranked beyond the stored 10
+    assert deeper[2]["rank"] == 7
+
+
+def test_the_judge_panel_says_what_stale_and_unknown_grades_are(data):
+    """The counts in words, as report.md words them (``judge_report.grades_text``), not "(0 stale,
+    0 unknown)" alone."""
+    j = data["judge"]
+    assert j["grades_text"].startswith("8 hand grades (the data set's grades.jsonl") and "of 8 answers" in j["grades_text"]
+    assert "0 graded another text of a current answer (an earlier generation or another answer model: stale)" in (
+        j["grades_text"])
+    assert "0 an answer that no longer exists (unknown); neither is used" in j["grades_text"]
+    assert j["not_judged"] is None and j["no_grades"] is False
+
+
+def retrieval_only_detail(answered=("bm25", "hybrid")) -> dict:
+    """judge_eval's detail file of a run that answered nothing (``llm.backend: none``); shared with
+    test_html_browser.py."""
+    reason = "the answer model is off (llm.backend: none)"
+    return {"configs": {c: {"status": "unavailable", "reason": reason} for c in answered},
+            "calibration": {j: {"status": "unavailable", "reason": "no hand-graded answer has this judge's verdict"}
+                            for j in ("llm", "token_f1", "contains")},
+            "canaries": {}, "bias": {}, "grades": {"matching": 0, "stale": 0, "unknown": 0, "answers": 0}}
+
+
+def test_a_run_with_no_answers_judged_says_so_in_one_line():
+    panel = html_data.judge_panel(retrieval_only_detail(), ["llm", "token_f1", "contains"], ["bm25", "hybrid"])
+    assert panel["not_judged"] == ("No answers were judged: bm25, hybrid: unavailable: the answer model is off "
+                                   "(llm.backend: none).")
+    assert panel["no_grades"] is True and all("reason" not in j for j in panel["judges"])  # no reason per judge
+    assert panel["grades_text"].startswith("No hand grades:")
+    none = html_data.judge_panel({"configs": {}, "grades": {}}, ["llm"], [])
+    assert none["not_judged"] == "No answered config (generation.configs is empty): no answers to judge."
+    mixed = retrieval_only_detail()
+    mixed["configs"]["bm25"] = {"status": "ok"}
+    assert html_data.judge_panel(mixed, ["llm"], ["bm25", "hybrid"])["not_judged"] is None
+
+
 def test_the_searched_text_of_a_transform_is_shown_where_it_differs_from_the_question(data):
     assert data["searched"] == {"rewrite": [SEARCHED.get(f"q{i}") for i in range(8)] + [None]}
     assert {c["name"]: c["query"] for c in data["configs"]}["rewrite"] == "rewrite"
@@ -290,7 +337,7 @@ def test_the_searched_text_of_a_transform_is_shown_where_it_differs_from_the_que
 def test_the_cost_chart_says_its_rule_and_which_configs_it_leaves_out(project):
     data = html_data.page_data(inputs_of(project), load_config(project / "params.yaml"))
     assert data["meta"]["latency_rule"].startswith("P95 per query over the questions, every config timed alike")
-    assert data["meta"]["cost_tolerance"] == 0.25 and data["cost_missing"] == []
+    assert data["meta"]["cost_tolerance"] == 0.5 and data["cost_missing"] == []
     # the verdicts' test in prose, written once in Python for both reports (report.js holds no copy)
     assert data["meta"]["test_text"] == TEST_TEXTS[data["meta"]["test"]] == TEST_TEXTS["sign"]
     assert "fixed against those broken" not in (ROOT / "rag_ablation/evaluation/report/assets/report.js").read_text()
@@ -487,7 +534,7 @@ FIXED_DATA = {
     "questions": [{"id": "q0", "question": "<script>x</script> & \u2028 {style} {app}"}],
 }
 """The smallest data ``html.page`` takes, with text that must stay data."""
-FIXED_PAGE_SHA256 = "9e23dae926f6186e310509eb2b04c28a21eb9f2055cdee4c1b1484b1e76d56e2"
+FIXED_PAGE_SHA256 = "0ffaa26eb495e6691ba69e92a6991ab4ff35960ba0df4beecf13b4a26758f08e"
 """SHA-256 of ``html.page(FIXED_DATA, {"vega": ...})`` as the page was built when the skeleton,
 style and script were still strings in html.py (issue 33): moving them into assets/ changed no
 byte. Re-pinned for issue 36 (the cost charts' fixed axes, placed names and front legend, the
@@ -497,6 +544,8 @@ relevant rank), after looking at the page in chromium (test_html_reader_browser.
 note names the verdicts' measure and paired test, nDCG@10 and recall@100 columns, the grid's own
 measure, the sweep's measure, the cost floor in the front note; the answered configs compared on
 every answer by token F1 and the primary judge's score, and each test's prose from the page data:
+test_html_browser.py); and for issue 47 (the hand grades' counts in words, one line for a run with
+no answers judged, the relevant chunk "not in the stored top k", no empty answer charts:
 test_html_browser.py). A change to
 report.html, report.css or report.js (or to how they are put together) shows here: check the
 page in a browser (test_html_browser.py), then put the new hash here."""
@@ -504,7 +553,7 @@ page in a browser (test_html_browser.py), then put the new hash here."""
 
 def test_the_page_assembled_from_its_files_is_byte_for_byte_the_pinned_one():
     page = html.page(FIXED_DATA, {"vega": "var vega = 1; // </script> <!-- x {data}"})
-    assert len(page.encode("utf-8")) == 35345
+    assert len(page.encode("utf-8")) == 36010
     assert hashlib.sha256(page.encode("utf-8")).hexdigest() == FIXED_PAGE_SHA256
     files = html_assets.read_page_files()
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")

@@ -15,7 +15,7 @@ import yaml
 from chromium_cdp import CHROMIUM, Chromium, outside
 
 from conftest import ROOT
-from evaluation.report.test_html import EVIL, run_stage, stage_args, tiny_project
+from evaluation.report.test_html import EVIL, retrieval_only_detail, run_stage, stage_args, tiny_project
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install "
@@ -75,6 +75,10 @@ def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
         assert marks(browser, "roc-chart", "line") >= 1
         assert "llm accepts dummy_yes canaries (8 of 8)" in browser.evaluate(
             "document.querySelector('#judge-panel p.flag').textContent")
+        # the hand grades' counts in words: what a stale and an unknown grade are
+        grades = browser.evaluate("document.querySelector('#judge-panel p.grades').textContent")
+        assert grades.startswith("8 hand grades") and "another answer model: stale)" in grades
+        assert "no longer exists (unknown); neither is used" in grades
         assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == 9
         cells = browser.evaluate("Array.from(document.querySelectorAll('table.answer-comparison tbody tr'))"
                                  ".map(r => Array.from(r.cells).map(c => c.textContent))")
@@ -212,10 +216,49 @@ def test_a_continuous_measure_is_named_with_its_test_in_every_note(tmp_path):
             "document.getElementById('configs-note').textContent")
         assert "(recall@10; the verdicts use MRR@10, which is not 0/1)" in browser.evaluate(
             "document.getElementById('grid-note').textContent")
-        assert "latencies within 25% or 5 ms of each other count as the same cost" in browser.evaluate(
+        assert "latencies within 50% or 5 ms of each other count as the same cost" in browser.evaluate(
             "document.getElementById('cost-note').textContent")
         sweep = browser.evaluate("document.querySelector('#sweep-panel p').textContent")
         assert "Measure: recall@5; pairs compared with the exact sign test" in sweep, sweep
         assert browser.evaluate("Array.from(document.querySelectorAll('#sweep-panel th'))"
                                 ".map(th => th.textContent)")[2] == "recall@5"
+        assert outside(browser.requests()) == [] and browser.failed() == []
+
+
+def test_a_run_with_no_answers_judged_shows_one_line_and_no_empty_charts(tmp_path):
+    """A retrieval-only run (``llm.backend: none``: every answered config's answers unavailable,
+    nothing judged, no hand grade): the judges section is one line naming why, the answer and ROC
+    charts stay empty without a "No data" note each, no question repeats that its answers are
+    unavailable; and a miss whose relevant chunk ranked beyond the stored ranking says it is not
+    in the stored top 10 (dense on q3)."""
+    (tmp_path / "project").mkdir()
+    d = tiny_project(tmp_path / "project")
+    answered = yaml.safe_load((d / "params.yaml").read_text())["generation"]["configs"]
+    for name in answered:
+        (d / f"build/answers/{name}.json").write_text(json.dumps({"status": "unavailable", "answers": [],
+                                                                  "reason": "the answer model is off"}))
+    (d / "metrics/scores/verdicts.csv").unlink()  # judge_eval wrote no verdict
+    (d / "metrics/judge_detail.json").write_text(json.dumps(retrieval_only_detail(answered)))
+    res = run_stage(d, *stage_args(d))
+    assert res.returncode == 0, res.stderr
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        open_page(browser, d / "metrics/report.html")
+        browser.screenshot(tmp_path / "retrieval_only.png")
+        panel = browser.evaluate("Array.from(document.querySelectorAll('#judge-panel > *'))"
+                                 ".map(e => e.tagName + ': ' + e.textContent)")
+        assert panel == ["P: No answers were judged: bm25, hybrid_rerank: unavailable: the answer model is off "
+                         "(llm.backend: none)."]
+        assert browser.evaluate("document.getElementById('answer-cost').textContent") == ""
+        assert browser.evaluate("document.getElementById('roc-chart').textContent") == ""
+        assert browser.evaluate("document.body.getAttribute('data-charts')") == "3"  # forest, cost, sweep
+        browser.evaluate("location.hash = '#q/q3'")
+        browser.wait_for("document.getElementById('question').getAttribute('data-q') === 'q3'")
+        dense = browser.evaluate("document.querySelector('#question details[data-config=\"dense\"] summary')"
+                                 ".textContent")
+        assert dense == "dense (baseline): recall@5 miss, relevant chunk not in the stored top 10"
+        assert browser.evaluate("document.querySelector('#question details[data-config=\"dense\"] p.deeper')"
+                                ".textContent") == ("The relevant chunk is not in the stored top 10: it ranked below "
+                                                    "#10, or was not retrieved.")
+        text = browser.evaluate("document.getElementById('question').textContent")
+        assert "answers unavailable" not in text and "the answer model is off" not in text
         assert outside(browser.requests()) == [] and browser.failed() == []

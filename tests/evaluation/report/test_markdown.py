@@ -5,7 +5,7 @@ from __future__ import annotations
 from score_rows import answer_row, config_rows, hits_to_ranks
 
 from rag_ablation.core.config import StatsConfig
-from rag_ablation.evaluation.statistics.stats import analyze, to_metrics
+from rag_ablation.evaluation.statistics.stats import analyze, audit_entry, to_metrics
 from rag_ablation.evaluation.report.formatting import p_value, points, signed, table
 from rag_ablation.evaluation.report.markdown import render
 
@@ -73,10 +73,54 @@ def test_paired_table_prints_counts_holm_family_mde_and_verdict():
 def test_subsampling_and_answers_sections_show_their_sample_sizes():
     text = report()
     sub = section(text, "## How many questions")
-    assert "10 questions" in sub and "24 questions (all)" in sub and "`hybrid`: gain gone or reversed" in sub
+    assert "10 questions" in sub and "24 questions (all)" in sub and "`hybrid`: a gain on all questions; gone or reversed" in sub
     answers = section(text, "## Answers (judge-free proxy)")
     assert "judge" in answers and table_row(answers, "`dense`").endswith(" | 20 |")
     assert "| `hybrid` | unavailable |" in answers
+
+
+def test_the_subsampling_table_words_a_loss_as_a_loss():
+    """``worse`` breaks 6 of dense's 10 hits and fixes none: a clear loss. Its row counts the draws
+    where the loss would have gone or turned into a gain (0% with all questions), never "gain gone
+    or reversed 100%"; the gain and the no-change rows say what they count too."""
+    worse = [0] * 14 + [1] * 4 + [0] * 6
+    rows = [r for name, hits in (("dense", DENSE), ("hybrid", HYBRID), ("noisy", NOISY), ("worse", worse))
+            for r in config_rows(name, hits_to_ranks(hits), slices=SLICES)]
+    configs = ["dense", "hybrid", "noisy", "worse"]
+    metrics = to_metrics(analyze(rows, [], configs=configs, answered=[], settings=SETTINGS))
+    sub = section(render(metrics, configs=configs, answered=[], settings=SETTINGS), "## How many questions")
+    loss = table_row(sub, "`worse`: a loss on all questions; gone or reversed").split(" | ")
+    ten = metrics["worse"]["subsample"]["n_10"]
+    assert loss[1:] == [f"{100 * (1 - ten['reversed_share']):.0f}%", "0% |"]
+    assert metrics["worse"]["subsample"]["all"]["lost_share"] == 1.0  # what the old row printed as 100%
+    assert table_row(sub, "`hybrid`: a gain on all questions; gone or reversed").endswith(" | 0% |")
+    assert table_row(sub, "`noisy`: no change on all questions; looked like a gain or a loss").endswith(" | 0% |")
+    assert "gain gone" not in sub and "With all questions every share is 0%" in sub
+
+
+def test_a_retrieval_only_run_shows_no_empty_audit_or_answers_table():
+    """A retrieval-only run (answered configs listed, nothing answered) whose audit changed no
+    question (an empty audit.jsonl, as on a BEIR import): no "Label audit" table of equal columns,
+    and one line for the answers, not a table of "unavailable"."""
+    rows = [r for name, hits in (("dense", DENSE), ("hybrid", HYBRID)) for r in config_rows(name, hits_to_ranks(hits),
+                                                                                           slices=SLICES)]
+    configs = ["dense", "hybrid"]
+    result = analyze(rows, [], configs=configs, answered=configs, settings=SETTINGS)
+    metrics = to_metrics(result)
+    by_config = {c: [r for r in rows if r["config"] == c] for c in configs}
+    for c in configs:  # the audit re-scored the same rankings with the same labels
+        metrics[c]["audited"] = audit_entry(by_config[c], by_config[c], result.settings)
+        assert (metrics[c]["audited"]["changed"], metrics[c]["audited"]["newly_found"]) == (0, 0)
+    text = render(metrics, configs=configs, answered=configs, settings=SETTINGS)
+    assert "Label audit" not in text and "unavailable" not in text
+    answers = section(text, "## Answers (judge-free proxy)")
+    assert "|" not in answers and len(answers.strip().splitlines()) == 3  # the heading, a blank line, one line
+    assert "none of the answered configs (`dense`, `hybrid`) has an answer" in answers
+    # an audit that found a hit keeps its table
+    widened = [{**r, "hit_at_5": 1, "first_relevant_rank": 1} if r["id"] == "q0" else r for r in by_config["dense"]]
+    metrics["dense"]["audited"] = audit_entry(by_config["dense"], widened, result.settings)
+    audit = section(render(metrics, configs=configs, answered=configs, settings=SETTINGS), "## Label audit")
+    assert "1 miss(es) turn out to be hits" in audit and table_row(audit, "`dense` (baseline)")
 
 
 def test_how_to_read_states_the_rule_for_a_real_difference():

@@ -132,7 +132,9 @@ def test_stats_settings_read_auto_as_the_stage_used_it():
 def test_measure_comparisons_read_each_measure_its_rows_and_their_verdicts():
     change = {"delta": -0.05, "ci_low": -0.09, "ci_high": -0.01, "fixed": 2, "broken": 9, "margin": 0.01,
               "p_sign_flip": 0.004, "p_holm": 0.008, "family": 2, "real": 1}
-    noise = {**change, "delta": 0.01, "ci_low": -0.02, "ci_high": 0.04, "p_sign_flip": 0.5, "p_holm": 0.5, "real": 0}
+    # bm25's entry is as judge_eval writes it now (better / worse); hybrid's as an older file did (fixed / broken)
+    noise = {"delta": 0.01, "ci_low": -0.02, "ci_high": 0.04, "better": 5, "worse": 4, "margin": 0.01,
+             "p_sign_flip": 0.5, "p_holm": 0.5, "family": 2, "real": 0}
     detail = {"measure_comparison": {"baseline": "dense", "order": ["token_f1", "combined_score"], "measures": {
         "token_f1": {"status": "ok", "label": "token F1", "test": "sign-flip", "configs": {
             "hybrid": {"status": "ok", "n": 40, "baseline_mean": 0.3, "mean": 0.25, "token_f1": change,
@@ -146,6 +148,7 @@ def test_measure_comparisons_read_each_measure_its_rows_and_their_verdicts():
     assert (hybrid.n, hybrid.mean, hybrid.delta, hybrid.better, hybrid.worse, hybrid.p, hybrid.p_holm) == (
         40, 0.25, -0.05, 2, 9, 0.004, 0.008)
     assert (hybrid.verdict, bm25.verdict) == ("real loss", "within the noise")
+    assert (bm25.better, bm25.worse) == (5, 4)
     assert (hybrid.better_ids, hybrid.worse_ids, bm25.better_ids) == (("q1", "q2"), ("q3",), ())  # bm25: an older file
     assert gone == mv.MeasureRow("gone", reason="no answerable question answered by both dense and gone")
     assert combined.rows == () and combined.reason == "combined judge score is empty for 3 answer(s) of bm25"

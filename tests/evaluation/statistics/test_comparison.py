@@ -17,8 +17,9 @@ from score_rows import answer_row, config_rows, hits_to_ranks
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.core.errors import InvalidData
 from rag_ablation.evaluation.statistics import inference as stats
-from rag_ablation.evaluation.statistics.comparison import (SIGNIFICANCE, VERDICTS, compare, is_real, pair, real_change,
-                                                        rounded, rounded_p, verdict, with_holm)
+from rag_ablation.evaluation.statistics.comparison import (SIGNIFICANCE, VERDICTS, compare, comparison_dict, counts_in,
+                                                        is_real, pair, real_change, rounded, rounded_p, verdict,
+                                                        with_holm)
 from rag_ablation.evaluation.statistics.stats import analyze, summarize_config, to_metrics
 from rag_ablation.evaluation.report.plot_data import all_plots
 
@@ -242,6 +243,25 @@ def test_metrics_are_nested_numbers_with_the_documented_keys():
     assert all(v == round(v, 4) for k, v in flat.items() if isinstance(v, float) and "p_" not in k)
 
 
+def test_a_continuous_measure_counts_better_and_worse_and_old_files_still_read():
+    """RR@10 as the measure: the questions better / worse by more than the margin are written
+    ``better`` / ``worse`` (``within_margin``, ``both_zero``), never ``fixed`` / ``broken``, which
+    stay a 0/1 measure's words; ``counts_in`` reads both, and a file written before the rename."""
+    c = compare(rows("dense", DENSE_HITS), rows("hybrid", HYBRID_HITS), base="dense", new="hybrid",
+                measure="rr_at_10", settings=SETTINGS)
+    d = comparison_dict(c)
+    rr = d["rr_at_10"]
+    assert (rr["better"], rr["worse"], rr["within_margin"], rr["both_zero"]) == (3, 1, 4, 2)
+    assert not {"fixed", "broken", "both_right", "both_wrong"} & set(rr)
+    assert {(s["better"], s["worse"]) for s in d["by_slice"].values()} == {(2, 0), (1, 1)}
+    assert all("fixed" not in s for s in d["by_slice"].values())
+    binary = comparison_dict(compare(rows("dense", DENSE_HITS), rows("hybrid", HYBRID_HITS), base="dense",
+                                     new="hybrid", measure="hit_at_5", settings=SETTINGS))
+    assert (binary["hit_at_5"]["fixed"], binary["hit_at_5"]["broken"]) == (3, 1) and "better" not in binary["hit_at_5"]
+    assert counts_in(rr) == (3, 1) == counts_in(binary["hit_at_5"])
+    assert counts_in({"fixed": 2, "broken": 9, "margin": 0.01, "p_sign_flip": 0.004}) == (2, 9)  # an older file
+
+
 def test_tiny_p_values_keep_significant_digits():
     assert rounded_p(3.0e-9) == 3.0e-9 and rounded_p(0.123456) == 0.1235 and rounded(-0.00001) == 0.0
     assert math.copysign(1, rounded(-0.00001)) == 1.0
@@ -268,6 +288,22 @@ def test_plot_rows_follow_params_order_and_mark_unavailable_configs():
     assert [r["config"] for r in plots["changes.json"]] == ["hybrid", "bm25", "hybrid", "bm25"]
     assert {(r["config"], r["n"]) for r in plots["subsample.json"]} == {(c, n) for c in ("hybrid", "bm25")
                                                                         for n in (4, 8, 10)}
+
+
+def test_the_subsampling_plot_counts_a_loss_gone_not_a_gain_that_never_was():
+    """hybrid gains (+0.2) and bm25 loses (-0.1) on all 10 questions: each point is the share of
+    draws that would not have shown that change (a gain lost or reversed; a loss gone or turned
+    into a gain), so both are 0 with every question drawn, where bm25's was "100% gain gone"."""
+    r = result()
+    full = next(row for row in r.subsample.rows if row.n == 10)
+    assert (full.lost_share["bm25"], full.reversed_share["bm25"]) == (1.0, 1.0)  # a loss: no gain, every draw
+    points = {(p["config"], p["n"]): p for p in all_plots(r)["subsample.json"]}
+    assert points[("hybrid", 10)] == {"config": "hybrid", "n": 10, "value": 0.0, "reversed": 0.0, "change": "gain"}
+    assert points[("bm25", 10)] == {"config": "bm25", "n": 10, "value": 0.0, "reversed": 0.0, "change": "loss"}
+    four = next(row for row in r.subsample.rows if row.n == 4)
+    assert points[("bm25", 4)]["value"] == rounded(1 - four.reversed_share["bm25"])  # no loss, or a gain
+    assert points[("bm25", 4)]["reversed"] == rounded(1 - four.lost_share["bm25"])  # a gain
+    assert points[("hybrid", 4)]["value"] == rounded(four.lost_share["hybrid"])
 
 
 # ------------------------------------------------------------------------ bad input

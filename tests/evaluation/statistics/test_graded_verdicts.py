@@ -120,6 +120,11 @@ def test_the_report_gives_its_verdict_on_ndcg_and_says_so(rows):
     metrics = to_metrics(result)
     vs = metrics["bm25"]["vs_baseline"]["ndcg_at_10"]
     assert vs["margin"] == 0.01 and "p_sign_flip" in vs and "p_sign" not in vs
+    # one vocabulary: a continuous measure's questions are better / worse, in stats.json as in the report
+    assert (vs["better"], vs["worse"], vs["within_margin"], vs["both_zero"]) == (0, QUERIES, 0, 0)
+    assert not {"fixed", "broken", "both_right", "both_wrong"} & set(vs)
+    by_slice = metrics["bm25"]["vs_baseline"]["by_slice"]["main"]
+    assert (by_slice["better"], by_slice["worse"]) == (0, QUERIES) and "fixed" not in by_slice
     assert metrics["bm25"]["recall_at_5"]["value"] == metrics["dense"]["recall_at_5"]["value"] == 1.0
     md = render(metrics, configs=["dense", "bm25"], answered=[], settings=SETTINGS)
     assert "Measure: nDCG@10 (`ndcg_at_10`)" in md

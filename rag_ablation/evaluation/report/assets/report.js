@@ -300,9 +300,10 @@ function renderQuestion(id) {
     var d = el("details", {cls: "config-passages", "data-config": c.name});
     if (c.baseline || differs) d.open = true;
     var deeper = D.deeper[c.name] ? D.deeper[c.name][i] : null;
-    var where = !deeper ? "" : deeper.rank === null ? ", no relevant chunk in its stored top " + deeper.stored :
-      ", first relevant chunk at #" + deeper.rank;
-    d.appendChild(el("summary", {text: c.name + (c.baseline ? " (baseline)" : "") + ": " + M.measure_label + " " +
+    var where = !deeper ? "" : deeper.rank !== null ? ", first relevant chunk at #" + deeper.rank :
+      deeper.labelled === false ? ", no chunk labelled relevant" :
+      ", relevant chunk not in the stored top " + deeper.stored;
+    d.appendChild(el("summary", {text: c.name + (c.baseline ? " (baseline)" : "") + ": " + M.grid_label + " " +
       word + where + (differs ? ", differs from the baseline" : "")}));
     var searched = D.searched[c.query] ? D.searched[c.query][i] : null;
     if (searched) {
@@ -311,10 +312,12 @@ function renderQuestion(id) {
     }
     var texts = D.passages[c.chunking] || {};
     if (deeper) {
-      d.appendChild(el("p", {cls: "deeper", text: deeper.rank === null ?
-        "No relevant chunk in its stored top " + deeper.stored + "." :
-        "The first relevant chunk ranked #" + deeper.rank + " (" + M.measure_label + " counts the top " + M.k +
-        "): " + deeper.chunk + ", score " + Number(deeper.score).toFixed(4) + "."}));
+      d.appendChild(el("p", {cls: "deeper", text: deeper.rank !== null ?
+        "The first relevant chunk ranked #" + deeper.rank + " (" + M.grid_label + " counts the top " + M.k +
+        "): " + deeper.chunk + ", score " + Number(deeper.score).toFixed(4) + "." :
+        deeper.labelled === false ? "No chunk of this chunking is labelled relevant to this question." :
+        "The relevant chunk is not in the stored top " + deeper.stored + ": it ranked below #" + deeper.stored +
+        ", or was not retrieved."}));
     }
     ranking.forEach(function (p, r) {
       var div = el("div", {cls: "passage" + (p[2] ? " relevant" : ""), "data-rank": r + 1});
@@ -334,7 +337,11 @@ function renderQuestion(id) {
   });
   Object.keys(D.answers).sort().forEach(function (name) {
     var a = D.answers[name];
-    if (a.reason) { box.appendChild(el("p", {cls: "muted", text: name + ": answers " + a.reason})); return; }
+    if (a.reason) {
+      // with no answers at all, the judges section says why once, not every question
+      if (!D.judge.not_judged) box.appendChild(el("p", {cls: "muted", text: name + ": answers " + a.reason}));
+      return;
+    }
     var e = a.answers[q.id];
     if (!e) return;
     var verdicts = M.judges.map(function (j) { return j + ": " + verdictWord(e.verdicts[j]); }).join(", ");
@@ -357,9 +364,10 @@ window.renderQuestion = renderQuestion;
 // ---------------------------------------------------------------- judges
 (function () {
   var J = D.judge, box = byId("judge-panel");
+  if (J.not_judged) { box.appendChild(el("p", {cls: "muted", text: J.not_judged})); return; }
   if (!J.judges.length) { box.appendChild(el("p", {cls: "muted", text: "No judges configured."})); return; }
-  box.appendChild(el("p", {cls: "muted small", text: (J.grades.matching || 0) + " hand grades match the current " +
-    "answers (" + (J.grades.stale || 0) + " stale, " + (J.grades.unknown || 0) + " unknown)."}));
+  // the counts in words (stale and unknown explained), written once in Python for both reports
+  box.appendChild(el("p", {cls: "muted small grades", text: J.grades_text}));
   var cards = el("div", {cls: "cards"});
   J.judges.forEach(function (j) {
     var card = el("div", {cls: "card judge", "data-judge": j.judge}, [el("h3", {text: j.judge})]);
@@ -369,7 +377,7 @@ window.renderQuestion = renderQuestion;
         ["says correct", String(c.tp), String(c.fp)], ["says incorrect", String(c.fn), String(c.tn)]], "confusion"));
       card.appendChild(el("p", {cls: "small", text: "invalid replies: " + c.invalid + "; Cohen's kappa " +
         withCi(j.kappa) + "; accuracy " + withCi(j.accuracy)}));
-    } else {
+    } else if (j.reason) {
       card.appendChild(el("p", {cls: "muted", text: j.reason}));
     }
     if (j.canaries.length) {
@@ -493,7 +501,10 @@ var jobs = Object.keys(targets).filter(function (k) { return D.charts[k]; }).map
     throw err;
   });
 });
+// charts of hand-graded answers stay empty, without a note, when the judges section says there are none
+var graded = !(D.judge.not_judged || D.judge.no_grades);
 Object.keys(targets).forEach(function (k) {
+  if (!graded && (k === "answer_cost" || k === "roc")) return;
   if (!D.charts[k]) byId(targets[k]).appendChild(el("p", {cls: "muted small", text: "No data for this chart."}));
 });
 Promise.allSettled(jobs).then(function (res) {
