@@ -56,6 +56,7 @@ def main() -> None:
             "deps": str(ROOT / "tests/fixtures/own_app"),
             "args": {"corpus": str(ROOT / "data/build/dataset/corpus"), "size": base.get("size") or params["chunk_size"],
                      "overlap": base.get("overlap") or params["chunk_overlap"]}}}
+        params["run_configs"] = "all"  # every config of this file, bm25_py included
         (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         py = sys.executable
         builtin = [py, str(ROOT / "stages/retrieve.py"), "--name", "bm25", "--questions", str(BUILD / "questions.jsonl"),
