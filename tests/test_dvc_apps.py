@@ -13,11 +13,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, copy_repo, run_in
+from conftest import FIXTURES, ROOT, copy_repo, run_in
 
 pytestmark = pytest.mark.slow
 
 DVC = str(Path(sys.executable).parent / "dvc")
+try:
+    import langchain_core  # noqa: F401
+
+    EXAMPLE = True
+except ImportError:
+    EXAMPLE = False
 
 
 def ran(output: str) -> set[str]:
@@ -33,6 +39,10 @@ def repo(built_pipeline, tmp_path_factory):
     params["apps"] = {"ownbm25": {"method": "python", "target": "bm25_app:retrieve", "path": ["apps/own"],
                                   "deps": "apps/own", "args": {"corpus": "data/corpus", "size": params["chunk_size"],
                                                                "overlap": params["chunk_overlap"]}}}
+    if EXAMPLE:  # the worked example of docs/own-app.md, a LangChain retriever (the optional extra `app`)
+        shutil.copytree(ROOT / "examples", d / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+        params["apps"]["tfidf"] = {"method": "python", "target": "own_app.retriever:retrieve", "path": ["examples"],
+                                   "deps": "examples/own_app", "args": {"min_paragraph_chars": 40}}
     (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     out = run_in(d, DVC, "repro")
     assert "app@ownbm25" in ran(out) and "retrieve@bm25" not in ran(out), out
@@ -72,3 +82,18 @@ def test_an_edit_to_the_app_reruns_it_only_and_asks_again(repo):
     latency = json.loads((repo / "metrics/latency/ownbm25.json").read_text())
     assert latency["calls"] == latency["n_questions"] and latency["cached"] == 0
     run_in(repo, "git", "checkout", "-q", "--", ".")
+
+
+@pytest.mark.skipif(not EXAMPLE, reason="the example app needs langchain-core: pip install -e '.[app]'")
+def test_the_example_app_runs_and_a_sweep_of_its_argument_reruns_only_it(repo):
+    summary = json.loads((repo / "metrics/apps.json").read_text())["tfidf"]
+    assert summary["missing"] == 0 and summary["unlabelled"] == 0
+    assert len(rows(repo, "tfidf")) == len(rows(repo, "bm25"))
+    out = run_in(repo, DVC, "exp", "run", "-S", "apps.tfidf.args.min_paragraph_chars=200")
+    stages = ran(out)
+    assert "app@tfidf" in stages and not any(s.startswith(("app@ownbm25", "retrieve@", "generate@")) for s in stages), out
+    # the block-style params survive DVC's rewrite of the file
+    assert yaml.safe_load((repo / "params.yaml").read_text())["apps"]["tfidf"]["args"] == {"min_paragraph_chars": 200}
+    run_in(repo, "git", "checkout", "-q", "--", ".")
+    run_in(repo, DVC, "checkout", "-q", "--force")
+
