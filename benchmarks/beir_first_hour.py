@@ -38,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rag_ablation.commands.import_data import printed_commands
+
 REPO = Path(__file__).resolve().parent.parent
 BIN = REPO / ".venv" / "bin"
 NAME = "synth"
@@ -83,19 +85,6 @@ def sh(cmd: str, cwd: Path, env: dict[str, str]) -> str:
     if res.returncode != 0:
         raise SystemExit(f"{cmd} failed in {cwd}:\n{res.stdout[-6000:]}")
     return res.stdout
-
-
-def printed_commands(out: str) -> list[str]:
-    """The commands an import printed: the lines after its ``run it:`` line that start with two
-    spaces (``rag_ablation.commands.import_data.run_hint``), up to the first that does not."""
-    lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("run it:"))
-    commands = []
-    for line in lines[start + 1:]:
-        if not line.startswith("  "):
-            break
-        commands.append(line[2:])
-    return commands
 
 
 def clone_with_import(tmp: Path, beir: Path, tag: str) -> tuple[Path, dict[str, str], str]:

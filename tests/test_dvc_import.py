@@ -15,6 +15,8 @@ import yaml
 
 from conftest import GIT_ENV, VENV_BIN, make_fixture_repo, run_in
 
+from rag_ablation.commands.import_data import printed_commands
+
 pytestmark = pytest.mark.slow
 
 NAME = "tiny"
@@ -42,19 +44,6 @@ def tiny_squad() -> dict:
             qa("g1", "How far has the Aletsch Glacier retreated?", "more than three kilometres since 1870", GLACIER),
             qa("g2", "How thick is the ice of the Aletsch Glacier?", "up to 900 metres thick", GLACIER)]}]},
     ]}
-
-
-def printed_commands(out: str) -> list[str]:
-    """The commands the import printed: the lines after its `run it:` line that start with two
-    spaces, up to the first that does not."""
-    lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("run it:"))
-    commands = []
-    for line in lines[start + 1:]:
-        if not line.startswith("  "):
-            break
-        commands.append(line[2:])
-    return commands
 
 
 def git(repo: Path, *args: str) -> str:

@@ -165,6 +165,20 @@ RUN_IT = "run it:"
 a line of its own, indented by two spaces, to be run in order from the repository root."""
 
 
+def printed_commands(output: str) -> list[str]:
+    """The commands an import printed (:func:`run_hint`) in ``output``: the lines after its
+    :data:`RUN_IT` line that start with two spaces, up to the first that does not, without the
+    indent; [] when there is no such line."""
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(RUN_IT)), None)
+    commands: list[str] = []
+    for line in lines[start + 1:] if start is not None else []:
+        if not line.startswith("  "):
+            break
+        commands.append(line[2:])
+    return commands
+
+
 def commit_step(name: str) -> str:
     """The command that commits imported data set ``name`` (``data/imported/NAME``, every file
     of it, deletions of a re-import included) in a commit of its own, whatever else is staged:

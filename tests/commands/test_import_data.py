@@ -363,3 +363,13 @@ def test_the_beir_command_quotes_what_it_copies_and_falls_back_to_plain_switches
     assert beir_switches() == " -S 'run_configs=[dense,bm25]' -S '++retrieval.dense.k=100' -S '++retrieval.bm25.k=100'"
     params.write_text("retrieval: [unclosed\n")
     assert beir_switches().startswith(" -S 'run_configs=[dense,bm25,hybrid]'")
+
+
+def test_printed_commands_are_the_indented_lines_after_run_it():
+    from rag_ablation.commands.import_data import printed_commands, run_hint
+
+    hint = run_hint("squad", Path("data/imported/sq/corpus"), Path("data/imported/sq/questions.jsonl"))
+    assert printed_commands("imported 3 documents\n" + hint) == [
+        "git add data/imported/sq && git commit -m 'import sq' -- data/imported/sq",
+        "dvc exp run -S dataset=sq -S llm.backend=none"]
+    assert printed_commands("no hint here") == []

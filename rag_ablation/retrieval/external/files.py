@@ -17,7 +17,7 @@ Both return one reply per question id, as the called methods do: ``{"hits", "ans
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,20 @@ def _lines(path: Path) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
 
 
+def _json_lines(path: Path, expected: str) -> Iterator[tuple[int, str, Any]]:
+    """(line number, line, parsed JSON) of each non-blank line of ``path``; a line that is not
+    JSON raises ``InvalidData`` naming the file, the line and ``expected``."""
+    for n, line in _lines(path):
+        try:
+            yield n, line, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InvalidData(f"{path}, line {n}: not JSON ({e.msg}); expected {expected}") from None
+
+
 def read_passages(path: Path) -> dict[str, dict[str, Any]]:
     """docno -> ``{"doc", "text", "id"}`` from a passages JSON lines file."""
     out: dict[str, dict[str, Any]] = {}
-    for n, line in _lines(path):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InvalidData(f"{path}, line {n}: not JSON ({e.msg}); expected {{\"id\", \"doc\", \"text\"}}") from None
+    for n, line, obj in _json_lines(path, "{\"id\", \"doc\", \"text\"}"):
         if not isinstance(obj, dict) or not all(isinstance(obj.get(k), str) and obj.get(k) for k in ("id", "doc")) \
                 or not isinstance(obj.get("text"), str):
             raise InvalidData(f"{path}, line {n}: got {line[:120]!r}; expected {{\"id\": docno, \"doc\": document, "
@@ -97,11 +103,7 @@ class _desc(str):  # noqa: N801  (a sort key: docno in descending order)
 def read_answers(path: Path, *, questions: Collection[str]) -> dict[str, dict[str, Any]]:
     """question id -> ``{"hits", "answer"}`` from an app's answers file (module docstring)."""
     out: dict[str, dict[str, Any]] = {}
-    for n, line in _lines(path):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InvalidData(f"{path}, line {n}: not JSON ({e.msg})") from None
+    for n, line, obj in _json_lines(path, "{\"id\", \"answer\", \"passages\"}"):
         if not isinstance(obj, Mapping) or not isinstance(obj.get("id"), str) or not isinstance(obj.get("answer"), str) \
                 or not isinstance(obj.get("passages"), list):
             raise InvalidData(f"{path}, line {n}: got {line[:120]!r}; expected {{\"id\": question id, \"answer\": "
