@@ -88,16 +88,12 @@ def read_trec(run: Path, passages: Path, *, questions: Collection[str]) -> tuple
     out: dict[str, dict[str, Any]] = {}
     ties = 0
     for qid, rows in lines.items():
-        ordered = sorted(rows, key=lambda r: (-r[0], _desc(r[1])))
+        # trec_eval's order: docno descending, then (a stable sort) score descending
+        ordered = sorted(sorted(rows, key=lambda r: r[1], reverse=True), key=lambda r: -r[0])
         scores = [s for s, _ in ordered]
         ties += len(set(scores)) < len(scores)
         out[qid] = {"hits": [{**texts[d], "score": s} for s, d in ordered], "answer": None}
     return out, ties
-
-
-class _desc(str):  # noqa: N801  (a sort key: docno in descending order)
-    def __lt__(self, other: str) -> bool:
-        return str.__gt__(self, other)
 
 
 def read_answers(path: Path, *, questions: Collection[str]) -> dict[str, dict[str, Any]]:
