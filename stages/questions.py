@@ -19,6 +19,7 @@ from rag_ablation.core.io import write_json, write_jsonl
 from rag_ablation.core.config import load_config
 from rag_ablation.data.question_stats import ambiguous_spans, overlap_by_slice
 from rag_ablation.data.questions import check_spans, load_questions, slice_counts
+from rag_ablation.data.split import read_split
 
 
 def main() -> None:
@@ -27,13 +28,18 @@ def main() -> None:
     ap.add_argument("--questions", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--metrics", type=Path, required=True)
+    ap.add_argument("--split", type=Path, default=None,
+                    help="the committed split file: its ids are questions an earlier run accepted, so a span of theirs "
+                         "not found is called stale (read for that wording only; not a dependency: the split stage "
+                         "writes it after this one)")
     args = ap.parse_args()
     params = load_config()
     region = params.chunk_size
 
     documents = load_corpus(args.corpus)
     questions = load_questions(args.questions, min_span=params.labels.min_span)
-    check_spans(questions, documents)
+    seen = read_split(args.split) if args.split is not None and args.split.is_file() else {}
+    check_spans(questions, documents, seen=seen.keys())
     ambiguous = ambiguous_spans(questions, documents, region=region)
     if ambiguous:
         print(f"note: {len(ambiguous)} span(s) occur in more than one {region}-character region "

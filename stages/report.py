@@ -22,6 +22,7 @@ from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_output, write_text
 from rag_ablation.evaluation.report.apps_report import render_apps
 from rag_ablation.evaluation.report.judge_report import render_answers
+from rag_ablation.evaluation.report.documents_report import render_documents
 from rag_ablation.evaluation.report.markdown import render
 
 
@@ -30,6 +31,8 @@ def main() -> None:
     ap.add_argument("--stats", type=Path, required=True, help="the metrics file of the stats stage")
     ap.add_argument("--judge", type=Path, required=True, help="the detail file of the judge_eval stage")
     ap.add_argument("--apps", type=Path, default=None, help="the score stage's summary of the app configs")
+    ap.add_argument("--corpus", type=Path, default=None,
+                    help="the dataset stage's metrics: documents per format, files excluded or skipped")
     ap.add_argument("--out", type=Path, required=True, help="the report (Markdown)")
     args = ap.parse_args()
     params = load_config()
@@ -38,7 +41,10 @@ def main() -> None:
     answers = render_answers(read_output(args.judge, "judge_eval"), configs=list(params.generation.configs),
                              judges=list(params.judge.judges), confidence=params.stats.confidence)
     apps = render_apps(read_output(args.apps, "score")) if args.apps is not None and args.apps.is_file() else ""
-    write_text(args.out, text + ("\n" + apps if apps else "") + ("\n" + answers + "\n" if answers else ""))
+    documents = (render_documents(read_output(args.corpus, "dataset"))
+                 if args.corpus is not None and args.corpus.is_file() else "")
+    write_text(args.out, text + ("\n" + documents if documents else "") + ("\n" + apps if apps else "")
+               + ("\n" + answers + "\n" if answers else ""))
 
 
 if __name__ == "__main__":

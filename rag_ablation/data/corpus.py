@@ -1,8 +1,13 @@
-"""The corpus: a folder of markdown or plain-text documents, one track per top-level folder.
+"""The corpus as the stages read it: a folder of UTF-8 texts, one track per top-level folder.
 
 ``data/corpus/runbooks/settlement-failure.md`` is document ``runbooks/settlement-failure.md``
-of track ``runbooks``. Files directly under the root (no track) and files with other suffixes
-are rejected, not skipped, so a misplaced file never silently drops out of an evaluation.
+of track ``runbooks``; a file directly under the root is of track :data:`ROOT_TRACK`.
+
+``load_corpus`` reads a folder of texts: the one the ``dataset`` stage writes (``data/build/
+dataset/corpus``, where a converted document keeps its source's name, ``guides/setup.pdf``
+holding the Markdown the PDF became), or a folder of ``.md`` / ``.txt`` files. A folder as a team
+has it (PDF, Word, PowerPoint, HTML, reStructuredText) is read by
+``rag_ablation.datasets.sources.read_sources``, which converts it.
 """
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ from pathlib import Path
 
 from rag_ablation.core.errors import UserError
 
-SUFFIXES = (".md", ".txt")
+ROOT_TRACK = "_root"
+"""The track of a file directly under the corpus root (a docs tree's top-level pages)."""
 
 
 class CorpusError(UserError, ValueError):
@@ -26,10 +32,16 @@ class Document:
     text: str
 
 
+def track_of(doc: str) -> str:
+    """The track of document ``doc`` (a path under the root, forward slashes): its first
+    folder, or :data:`ROOT_TRACK` for a file directly under the root."""
+    return doc.split("/", 1)[0] if "/" in doc else ROOT_TRACK
+
+
 def load_corpus(root: Path) -> list[Document]:
-    """Every document under ``root`` (symlinks followed while they stay inside it), sorted by
-    path. Hidden files (``.gitignore`` and the like) are ignored; any other problem (a link
-    that leads outside the corpus, a file outside a track folder, another suffix, a file that
+    """Every file under ``root`` as a text document (symlinks followed while they stay inside
+    it), sorted by path, whatever its suffix (module docstring). Hidden files (``.gitignore`` and
+    the like) are ignored; any other problem (a link that leads outside the corpus, a file that
     is not UTF-8, an empty file, no documents at all) raises ``CorpusError``."""
     root = Path(root)
     if not root.is_dir():
@@ -46,12 +58,6 @@ def load_corpus(root: Path) -> list[Document]:
         if not target.is_relative_to(real_root):
             problems.append(f"{rel}: a link to {target}, outside the corpus; copy the file into the corpus instead")
             continue
-        if "/" not in rel:
-            problems.append(f"{rel}: file outside a track folder (move it into e.g. {root}/<track>/)")
-            continue
-        if path.suffix not in SUFFIXES:
-            problems.append(f"{rel}: suffix {path.suffix or '(none)'} is not one of {', '.join(SUFFIXES)}")
-            continue
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
@@ -60,9 +66,9 @@ def load_corpus(root: Path) -> list[Document]:
         if not text.strip():
             problems.append(f"{rel}: empty document; remove it or add text")
             continue
-        docs.append(Document(rel, rel.split("/", 1)[0], text))
+        docs.append(Document(rel, track_of(rel), text))
     if problems:
         raise CorpusError(f"corpus {root} has {len(problems)} problem(s):\n  " + "\n  ".join(problems))
     if not docs:
-        raise CorpusError(f"corpus {root} holds no {'/'.join(SUFFIXES)} documents in track folders")
+        raise CorpusError(f"corpus {root} holds no documents")
     return docs

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_ablation.data.corpus import load_corpus
+from rag_ablation.data.corpus import Document, load_corpus
 
 PASSAGE_BUDGET = 800
 """The most characters a question-writing passage holds (the chapter's budget), unless one
@@ -117,7 +118,7 @@ def markup_share(text: str) -> float:
 
 
 def sample_passages(
-    corpus: Path,
+    corpus: Path | Sequence[Document],
     *,
     per_track: int,
     seed: int,
@@ -132,7 +133,7 @@ def sample_passages(
     eligible passages than ``per_track``.
     """
     by_track: dict[str, list[Passage]] = {}
-    for d in load_corpus(corpus):
+    for d in (load_corpus(corpus) if isinstance(corpus, Path) else corpus):
         by_track.setdefault(d.track, []).extend(split_passages(d.text, d.doc, d.track, budget))
     taken: list[Passage] = []
     skipped: dict[str, int] = {}

@@ -17,7 +17,9 @@ each span occurs in its document after whitespace normalization.
 """
 from __future__ import annotations
 
+import difflib
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -149,13 +151,30 @@ def load_questions(path: Path, *, min_span: int = MIN_SPAN_CHARS) -> list[Questi
     return questions
 
 
-def check_spans(questions: list[Question], documents: list[Document]) -> None:
+def nearest_text(text: str, span: str, *, context: int = 10) -> str:
+    """The passage of ``text`` (both normalized) that best matches ``span``: around the longest
+    block the two share (``difflib.SequenceMatcher.find_longest_match``), as long as the span
+    plus ``context`` characters each side; "" when they share nothing."""
+    t, s = normalize(text), normalize(span)
+    m = difflib.SequenceMatcher(None, t, s, autojunk=False).find_longest_match(0, len(t), 0, len(s))
+    if m.size == 0:
+        return ""
+    start = max(0, m.a - m.b - context)
+    return t[start : m.a - m.b + len(s) + context]
+
+
+def check_spans(questions: list[Question], documents: list[Document], *, seen: Collection[str] = ()) -> None:
     """Every answerable question's document exists and contains its span, or each of its
-    ``spans`` (whitespace normalized). A ``doc`` not in the corpus whose file name is (e.g. one
-    missing its track folder) gets a hint naming the corpus path(s) with that name. Raises one
-    ``QuestionError`` naming every question id that fails (with ``spans[i]`` for a span of a
-    list): the usual cause is a question set gone stale after the corpus was edited."""
-    texts = {d.doc: normalize(d.text) for d in documents}
+    ``spans`` (both as ``normalize`` makes them). A ``doc`` not in the corpus whose file name is
+    (e.g. one missing its track folder) gets a hint naming the corpus path(s) with that name. A
+    span not found is named with its document ("not found in the text of FILE", "the converted
+    text" for a file that is not .md or .txt) and the nearest passage of that text
+    (:func:`nearest_text`). ``seen``: ids of questions an earlier run accepted (the split file);
+    their spans were found then, so theirs is called *stale* (the document changed since), the
+    others *not found* (a new question). Raises one ``QuestionError`` naming every failing
+    question id (with ``spans[i]`` for a span of a list)."""
+    texts = {d.doc: d.text for d in documents}
+    normalized = {d.doc: normalize(d.text) for d in documents}
     by_name: dict[str, list[str]] = {}
     for d in documents:
         by_name.setdefault(d.doc.rsplit("/", 1)[-1], []).append(d.doc)
@@ -168,24 +187,26 @@ def check_spans(questions: list[Question], documents: list[Document]) -> None:
             near = by_name.get((q.doc or "").rsplit("/", 1)[-1], [])
             hint = (f"; did you mean {' or '.join(near)}? the path must include the track" if near else "")
             missing_doc.append(f"{q.id} (doc {q.doc!r}{hint})")
-        elif q.spans is None:
-            if normalize(q.span or "") not in texts[q.doc]:
-                missing_span.append(q.id)
-        else:
-            missing_span.extend(f"{q.id} (spans[{i}])" for i, span in enumerate(q.spans)
-                                if normalize(span) not in texts[q.doc])
+            continue
+        given = [(q.id, q.span or "")] if q.spans is None else [(f"{q.id} (spans[{i}])", s) for i, s in enumerate(q.spans)]
+        for name, span in given:
+            if normalize(span) in normalized[q.doc]:
+                continue
+            kind = "converted text" if not q.doc.lower().endswith((".md", ".txt")) else "text"
+            line = (f"{name}: stale: found on an earlier run, so the document changed since; not in the {kind} of "
+                    f"{q.doc}" if q.id in seen else f"{name}: not found in the {kind} of {q.doc}")
+            near = nearest_text(texts[q.doc], span)
+            missing_span.append(line + (f"; nearest: {near!r}" if near else "; no part of it is there"))
     parts = []
     if missing_doc:
         parts.append(f"{len(missing_doc)} question(s) name a document not in the corpus: " + ", ".join(missing_doc))
     if missing_span:
-        parts.append(
-            f"{len(missing_span)} question(s) have a span not found in their document: "
-            + ", ".join(missing_span)
-        )
+        parts.append(f"{len(missing_span)} span(s) not in their document:\n  " + "\n  ".join(missing_span))
     if parts:
         raise QuestionError(
-            "stale question set: " + "; ".join(parts)
-            + ". Re-copy each span from the current document text, or restore the document."
+            "question set does not match the corpus: " + "; ".join(parts)
+            + "\nRe-copy each span from the document's text as the pipeline reads it (`rag-ablation label` shows "
+              "it; `rag-ablation convert FILE` prints a converted file), or restore the document."
         )
 
 

@@ -25,8 +25,9 @@ The rules (:func:`assign_split`):
   ``sha256(f"{seed}\\0{group}")`` (so the result does not depend on the order of the input),
   and each goes to the side that brings the stratum's test share, in questions of its groups
   (the old groups' included), closest to ``test_fraction``; an exact tie goes to dev.
-- **Both sides.** Afterwards every slice must have at least one question on each side, or a
-  sweep could not be confirmed on it; otherwise :class:`SplitError` names each such slice.
+- **Both sides.** A slice with no question on one side cannot have a sweep confirmed on it: the
+  split is still written (a first small question set is not blocked) and :func:`one_sided`'s
+  warning names each such slice with the fix.
 """
 from __future__ import annotations
 
@@ -142,19 +143,22 @@ def assign_split(questions: Iterable[Mapping[str, Any]], previous: Mapping[str, 
 
     out = sorted(({"id": r["id"], "side": side_of[r["group"]], "group": r["group"], "slice": r["slice"]}
                   for r in records), key=lambda r: r["id"])
-    _check_both_sides(out, test_fraction)
     return out
 
 
-def _check_both_sides(rows: list[Row], test_fraction: float) -> None:
+def one_sided(rows: list[Row], test_fraction: float) -> str | None:
+    """The warning for the slices of ``rows`` with no question on one side (a sweep cannot be
+    confirmed on them), naming each with its counts and the fix; None when every slice has
+    both sides."""
     by_slice = slice_counts(rows)
     empty = {s: c for s, c in by_slice.items() if any(c.get(side, 0) == 0 for side in SIDES)}
-    if empty:
-        parts = [f"{s} (dev {c.get('dev', 0)}, test {c.get('test', 0)})" for s, c in empty.items()]
-        raise SplitError(
-            f"the split leaves {len(empty)} slice(s) with no question on one side: {', '.join(parts)}; every slice "
-            f"needs questions on both sides to confirm a sweep on it: try another split.test_fraction (now "
-            f"{test_fraction}), add documents with questions of that slice, or set split: none")
+    if not empty:
+        return None
+    parts = [f"{s} (dev {c.get('dev', 0)}, test {c.get('test', 0)})" for s, c in empty.items()]
+    return (f"warning: the split leaves {len(empty)} slice(s) with no question on one side: {', '.join(parts)}; a "
+            f"sweep cannot be confirmed on such a slice until it has questions on both sides: add questions of "
+            f"that slice about other documents, try another split.test_fraction (now {test_fraction}), or set "
+            f"split: none")
 
 
 def no_split(questions: Iterable[Mapping[str, Any]]) -> list[Row]:
@@ -195,9 +199,11 @@ def update_split(questions: Sequence[Mapping[str, Any]], previous: Mapping[str, 
     kept = sum(1 for r in rows if previous.get(r["id"]) in SIDES)
     sides = side_counts(rows)
     by_slice = ", ".join(f"{s} {c.get('dev', 0)}/{c.get('test', 0)}" for s, c in slice_counts(rows).items())
+    warning = one_sided(rows, test_fraction)
     return rows, (f"split (test_fraction {test_fraction}, seed {seed}): dev {sides.get('dev', 0)}, "
                   f"test {sides.get('test', 0)}; by slice (dev/test): {by_slice}; {kept} kept, {len(rows) - kept} "
-                  f"newly assigned, {dropped} dropped (no longer in the question set)")
+                  f"newly assigned, {dropped} dropped (no longer in the question set)"
+                  + (f"\n{warning}" if warning else ""))
 
 
 _LINE = re.compile(r"^line (\d+):")

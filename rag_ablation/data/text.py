@@ -16,14 +16,15 @@ import re
 from collections.abc import Callable
 
 from rag_ablation.core.errors import lookup
+from rag_ablation.data.conversion.glyphs import clean
 
 _WS = re.compile(r"\s+")
 _TOKEN = re.compile(r"[a-z0-9_]+")
 
-
 def normalize(text: str) -> str:
-    """Collapse whitespace runs to one space and strip the ends."""
-    return _WS.sub(" ", text).strip()
+    """``clean``, then every whitespace run (Unicode whitespace, the non-breaking space
+    included) collapsed to one space, ends stripped: the form span labels match in."""
+    return _WS.sub(" ", clean(text)).strip()
 
 
 def regex_tokens(text: str) -> list[str]:

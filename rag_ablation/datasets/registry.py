@@ -3,7 +3,10 @@
 ``dataset`` in params.yaml names an entry of ``DATASETS``; the ``dataset`` stage builds it and
 writes it to one folder that every later stage reads (``write_dataset``)::
 
-    <out>/corpus/<track>/<file>    the documents, as ``rag_ablation.data.corpus.load_corpus`` reads them
+    <out>/corpus/<track>/<file>    the documents' texts, as ``rag_ablation.data.corpus.load_corpus`` reads them
+                                   (a converted file keeps its name: ``guides/setup.pdf`` holds its Markdown)
+    <out>/documents.jsonl          each document's provenance (``rag_ablation.data.provenance.Provenance``:
+                                   format, converter, content hash, page or slide starts)
     <out>/questions.jsonl          the question set (``rag_ablation.data.questions``)
     <out>/audit.jsonl              the label audit (``rag_ablation.evaluation.scoring.audit``; may hold none)
     <out>/grades.jsonl             the hand grades (``rag_ablation.evaluation.judges.grades``; may hold none)
@@ -21,8 +24,9 @@ questions (covidqa has none; an imported set has its own files, or none).
 The datasets:
 
 - ``handbook``: the repository's example data, at the paths dvc.yaml passes (``data/corpus``,
-  ``data/questions/handbook.jsonl``, ``data/labels/audit.jsonl``). Documents are written back as
-  ``load_corpus`` reads them (same paths, same text), the question file is validated (a problem
+  ``data/questions/handbook.jsonl``, ``data/labels/audit.jsonl``). Documents are read by
+  ``rag_ablation.datasets.sources.read_sources`` (Markdown and text as they are, other formats
+  converted; ``documents`` in params.yaml) and written under their own paths; the question file is validated (a problem
   names the source file and its line) and kept byte for byte, and so is the audit. Every later
   output is therefore the same as when the stages read ``data/`` directly.
 - ``covidqa``: the normalized COVID-QA release, read in place from
@@ -50,7 +54,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_ablation.data.corpus import Document, load_corpus
+from rag_ablation.data.corpus import Document
+from rag_ablation.data.provenance import Provenance
+from rag_ablation.datasets.sources import SourceCorpus, read_sources
 from rag_ablation.datasets.covidqa import TRACK as COVIDQA_TRACK
 from rag_ablation.datasets.covidqa import load_covidqa
 from rag_ablation.core.config import IMPORTED_DIR, imported_datasets
@@ -84,6 +90,8 @@ class Dataset:
     grades_text: str = ""
     qrels_text: str = ""
     read_from: tuple[str, ...] = ()
+    provenance: tuple[Provenance, ...] = ()
+    conversion: dict | None = None  # SourceCorpus.summary() of a converted corpus folder
 
     @property
     def audit_lines(self) -> int:
@@ -105,15 +113,20 @@ def _lines(text: str) -> int:
     return sum(1 for line in text.split("\n") if line.strip())
 
 
-def handbook(src: Sources, *, min_span: int) -> Dataset:
+Reader = Callable[[Path], SourceCorpus]
+"""Reads a corpus folder: ``read_sources`` with the ``documents`` settings bound."""
+
+
+def handbook(src: Sources, *, min_span: int, reader: Reader = read_sources) -> Dataset:
     """The repository's example data (module docstring)."""
-    documents = load_corpus(src.corpus)
+    corpus = reader(src.corpus)
     load_questions(src.questions, min_span=min_span)  # problems name the source file and its lines
     if src.qrels is not None and src.qrels.is_file():
         read_qrels(src.qrels)  # a malformed line names the source file, not the copy
     present = [p for p in (src.audit, src.grades, src.qrels) if p is not None and p.is_file()]
-    return Dataset(documents, src.questions.read_text(encoding="utf-8"), _text(src.audit), _text(src.grades),
-                   _text(src.qrels), tuple(p.as_posix() for p in (src.corpus, src.questions, *present)))
+    return Dataset(corpus.documents, src.questions.read_text(encoding="utf-8"), _text(src.audit), _text(src.grades),
+                   _text(src.qrels), tuple(p.as_posix() for p in (src.corpus, src.questions, *present)),
+                   tuple(corpus.provenance), corpus.summary())
 
 
 def _text(path: Path | None) -> str:
@@ -164,7 +177,7 @@ def grades_path(name: str, handbook_grades: Path) -> Path | None:
     return imported_sources(name).grades
 
 
-def covidqa(src: Sources, *, min_span: int) -> Dataset:
+def covidqa(src: Sources, *, min_span: int, reader: Reader = read_sources) -> Dataset:
     """COVID-QA from ``$RAG_ABLATION_DATASETS/covidqa`` (module docstring)."""
     folder = datasets_dir() / "covidqa"
     docs, rows = load_covidqa(folder, min_span=min_span)
@@ -184,13 +197,13 @@ def dumps_line(obj: dict) -> str:
 DATASETS: dict[str, Callable[..., Dataset]] = {"covidqa": covidqa, "handbook": handbook}
 
 
-def build_dataset(name: str, src: Sources, *, min_span: int) -> Dataset:
+def build_dataset(name: str, src: Sources, *, min_span: int, reader: Reader = read_sources) -> Dataset:
     """The dataset registered as ``name`` (built in, or imported under ``data/imported``); an
-    unknown name lists the valid ones."""
+    unknown name lists the valid ones. ``reader`` reads a corpus folder (covidqa has none)."""
     if name in DATASETS:
-        return lookup(DATASETS, name, "dataset")(src, min_span=min_span)
+        return lookup(DATASETS, name, "dataset")(src, min_span=min_span, reader=reader)
     if name in imported_datasets():
-        return handbook(imported_sources(name), min_span=min_span)
+        return handbook(imported_sources(name), min_span=min_span, reader=reader)
     raise UserError(f"unknown dataset {name!r}: expected one of {', '.join(DATASETS)} or an imported data set "
                     f"under {IMPORTED_DIR.as_posix()}/ (here: {', '.join(imported_datasets()) or 'none'})")
 
@@ -230,3 +243,4 @@ def write_dataset(ds: Dataset, out: Path) -> None:
     write_text(out / "audit.jsonl", records_text(ds.audit_text))
     write_text(out / "grades.jsonl", records_text(ds.grades_text))
     write_text(out / "qrels.jsonl", records_text(ds.qrels_text))
+    write_text(out / "documents.jsonl", records_text("".join(dumps_line(p.to_json()) for p in ds.provenance)))

@@ -33,7 +33,7 @@ BLOCKS: dict[str, type] = {
     "labels": config.LabelsConfig, "embedding": config.EmbeddingConfig, "bm25": config.Bm25Config,
     "faiss": config.FaissConfig, "llm": config.LlmConfig, "generation": config.GenerationConfig,
     "stats": config.StatsConfig, "judge": config.JudgeConfig, "gate": config.GateConfig, "split": config.SplitConfig,
-    "workbench": config.WorkbenchConfig, "ray": config.RayConfig,
+    "workbench": config.WorkbenchConfig, "ray": config.RayConfig, "documents": config.DocumentsConfig,
     "chunkings.<name>": config.ChunkingConfig, "retrieval.<name>": config.RetrievalConfig,
     "retrieval.<name>.rerank": config.RerankConfig, "query_transforms.<name>": config.QueryTransformConfig,
     "apps.<name>": config.AppConfig,

@@ -7,7 +7,8 @@ import pytest
 from conftest import FIXTURES
 from rag_ablation.data.corpus import CorpusError, Document, load_corpus
 from rag_ablation.data.question_stats import ambiguous_spans, lexical_overlap, span_regions
-from rag_ablation.data.questions import QuestionError, check_spans, load_questions, slice_counts
+from rag_ablation.datasets.sources import read_sources
+from rag_ablation.data.questions import QuestionError, check_spans, nearest_text, load_questions, slice_counts
 
 GOOD = {"id": "a", "question": "When?", "doc": "t/d.md", "span": "at noon on every weekday", "answer": "Noon.",
         "slice": "main", "track": "t"}
@@ -62,11 +63,34 @@ def test_stale_spans_name_every_question():
                               {**GOOD, "id": "c", "span": "this one is gone as well too"},
                               {**GOOD, "id": "d", "doc": "t/missing.md"}])
     with pytest.raises(QuestionError) as e:
-        check_spans(qs, docs)
+        check_spans(qs, docs, seen={"c"})
     msg = str(e.value)
-    assert "stale question set" in msg
-    assert "2 question(s) have a span not found in their document: b, c" in msg
-    assert "d (doc 't/missing.md')" in msg
+    assert msg.startswith("question set does not match the corpus: 1 question(s) name a document not in the corpus: "
+                          "d (doc 't/missing.md'); 2 span(s) not in their document:\n")
+    # b is new: "not found"; c was accepted by an earlier run: "stale"; each with the nearest text
+    assert "\n  b: not found in the text of t/d.md; nearest: " in msg
+    assert "\n  c: stale: found on an earlier run, so the document changed since; not in the text of t/d.md" in msg
+    assert "`rag-ablation convert FILE` prints a converted file" in msg
+
+
+@pytest.mark.bad_input
+def test_a_span_missing_from_a_converted_file_names_its_converted_text_and_nearest_match():
+    docs = [Document("p/guide.pdf", "p", "Logs are kept for ninety days on the archive tier.\n")]
+    qs = load_questions_from([{**GOOD, "doc": "p/guide.pdf", "span": "Logs are kept for 90 days on the archive tier"}])
+    with pytest.raises(QuestionError) as e:
+        check_spans(qs, docs)
+    assert ("\n  a: not found in the converted text of p/guide.pdf; nearest: 'Logs are kept for ninety days on the "
+            "archive tier.'") in str(e.value)
+
+
+def test_nearest_text_is_the_best_matching_passage():
+    text = "alpha beta gamma. The backup runs every night at 01:15 UTC. Then delta."
+    # aligned on the longest shared block (" night at 01:15 UTC"), as long as the span: "every" is one
+    # character longer than "each", so the excerpt starts one character into "The"
+    span = "The backup runs each night at 01:15 UTC"
+    assert nearest_text(text, span, context=0) == "he backup runs every night at 01:15 UTC"
+    assert len(nearest_text(text, span, context=0)) == len(span)
+    assert nearest_text("abc", "xyz") == ""
 
 
 def load_questions_from(rows, tmp=[]):  # noqa: B006 - tiny helper
@@ -107,15 +131,21 @@ def test_corpus_problems_are_all_listed(tmp_path):
     (tmp_path / "t" / "a.pdf").write_text("x")
     (tmp_path / "t" / "b.md").write_bytes(b"\xff\xfe bad")
     (tmp_path / "t" / "c.md").write_text("   ")
+    (tmp_path / "t" / "d.xyz").write_text("x")
     (tmp_path / "t" / ".hidden").write_text("ignored")
     with pytest.raises(CorpusError) as e:
-        load_corpus(tmp_path)
+        read_sources(tmp_path)
     msg = str(e.value)
     assert "4 problem(s)" in msg
-    assert "loose.md: file outside a track folder" in msg
-    assert "t/a.pdf: suffix .pdf" in msg
+    assert "loose.md" not in msg, "a file directly under the root is a document of track _root"
+    assert "t/a.pdf: " in msg and "t/d.xyz: suffix .xyz is not a document format" in msg
     assert "t/b.md: not UTF-8" in msg
     assert "t/c.md: empty document" in msg
+    # the built corpus (the dataset stage's output) is read as texts, whatever the suffix
+    (tmp_path / "t" / "a.pdf").write_text("converted text")
+    with pytest.raises(CorpusError) as e:
+        load_corpus(tmp_path)
+    assert "2 problem(s)" in str(e.value) and "t/b.md: not UTF-8" in str(e.value)
 
 
 @pytest.mark.bad_input
@@ -217,7 +247,7 @@ def test_bad_span_lists_are_named(tmp_path):
 def test_each_span_of_a_list_is_checked_in_its_document(tmp_path):
     docs = [Document("t/d.md", "t", "The job runs at noon on every weekday.")]
     qs = load_questions(write(tmp_path, [SPANS]))
-    with pytest.raises(QuestionError, match=r"1 question\(s\) have a span not found in their document: a \(spans\[1\]\)"):
+    with pytest.raises(QuestionError, match=r"1 span\(s\) not in their document:\n  a \(spans\[1\]\): not found in the text of t/d.md"):
         check_spans(qs, docs)
 
 

@@ -43,8 +43,10 @@ from typing import Any
 from rag_ablation.data.passages import Passage, sample_passages
 from rag_ablation.core.config import Params
 from rag_ablation.core.errors import UserError, lookup
-from rag_ablation.core.io import numbered_json_lines, read_json
-from rag_ablation.data.corpus import Document, load_corpus
+from rag_ablation.core.io import default_cache_dir, numbered_json_lines, read_json
+from rag_ablation.data.corpus import Document
+from rag_ablation.data.provenance import where_in
+from rag_ablation.datasets.sources import CACHE_FILE, read_sources
 from rag_ablation.data.questions import UNANSWERABLE, Question, load_questions
 from rag_ablation.data.text import normalize
 from rag_ablation.evaluation.scoring.scores import read_scores
@@ -186,7 +188,12 @@ class Workbench:
         self.project = project
         self.params = params
         self.removed_temps = [tmp for path in dict.fromkeys(project.written) for tmp in remove_stale_temps(path)]
-        documents = load_corpus(project.corpus)
+        opts = params.documents
+        corpus = read_sources(project.corpus, exclude=opts.exclude, on_problem=opts.on_problem, workers=opts.workers,
+                              cache=default_cache_dir() / CACHE_FILE)
+        documents = corpus.documents
+        self.documents = documents
+        self.provenance = {p.doc: p for p in corpus.provenance}
         self.view = CorpusView.build(documents, params)
         self.corpus_digest = corpus_digest(documents)
         self.log = SessionLog(project.log)
@@ -310,7 +317,7 @@ class WriteMode:
     def passages(self) -> list[Passage]:
         cfg = self.bench.params.workbench
         try:
-            passages, _ = sample_passages(self.bench.project.corpus, per_track=cfg.per_track, seed=cfg.seed)
+            passages, _ = sample_passages(self.bench.documents, per_track=cfg.per_track, seed=cfg.seed)
         except ValueError as e:
             raise WorkbenchError(f"cannot sample passages: {e} (workbench.per_track in params.yaml)") from None
         return passages
@@ -344,6 +351,7 @@ class WriteMode:
         p = self.passages[n]
         ids = [q.id for q in self.bench.questions()]
         return {"index": n, "doc": p.doc, "track": p.track, "text": p.text,
+                "source": where_in(p.doc, p.start, self.bench.provenance.get(p.doc)),
                 "suggested_ids": {s: next_id(ids, s, p.track) for s in slices}}
 
     def next(self, track: str = ALL_TRACKS) -> dict[str, Any]:

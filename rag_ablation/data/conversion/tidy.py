@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag_ablation.data.conversion.converted import Converted, ConversionFailed, Page
-from rag_ablation.data.text import clean
+from rag_ablation.data.conversion.glyphs import clean
 
 PAGE_SEPARATOR = "\n\n"
 

@@ -63,6 +63,8 @@ from rag_ablation.evaluation.report.metrics_view import (answer_comparison as re
                                                          length_bias_ran, measure_comparisons, not_judged_reason,
                                                          retrieval_p95, stats_settings, sweep_view, vs_baseline)
 from rag_ablation.evaluation.report.plot_data import LABELS, test_text
+from rag_ablation.data.chunks import load_chunks
+from rag_ablation.data.provenance import Provenance, read_provenance, where_in
 from rag_ablation.evaluation.scoring.audit import FIELDS as AUDIT_FIELDS
 from rag_ablation.evaluation.scoring.scores import read_scores
 from rag_ablation.evaluation.statistics.comparison import (GRADED_MEASURES, MEASURES, RECALL_OF, TESTS, count_keys,
@@ -135,6 +137,8 @@ class Inputs:
     answer_s: dict[str, float | None]
     sweep: Json | None
     queries: dict[str, Json] = field(default_factory=dict)
+    provenance: dict[str, Provenance] = field(default_factory=dict)  # documents with pages or slides only
+    chunk_starts: dict[str, tuple[str, int]] = field(default_factory=dict)  # chunk -> (doc, start), those docs only
 
 
 def view_of(params: Params, name: str) -> str:
@@ -161,11 +165,14 @@ def app_labels(params: Params, runs: Mapping[str, Json], questions: Sequence[Que
 
 def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdicts: Path, questions: Path,
                 audit: Path, runs: Path, labels: Path, answers: Path, latency: Path,
-                sweep: Path | None = None, queries: Path | None = None, apps: Path | None = None) -> Inputs:
+                sweep: Path | None = None, queries: Path | None = None, apps: Path | None = None,
+                documents: Path | None = None, chunks: Path | None = None) -> Inputs:
     """Read every input of the page for the configs of ``params`` (names from params, never a
     folder listing). ``sweep`` is optional: None, or a path that may not exist. ``queries`` is the
     folder of the ``queries@NAME`` outputs (None: the searched texts are not shown); ``apps`` the
-    score stage's summary of the app configs (:func:`app_labels`)."""
+    score stage's summary of the app configs (:func:`app_labels`). ``documents`` (the dataset
+    stage's provenance file) and ``chunks`` (the folder of chunk files): where a document has
+    pages or slides, the page of each of its chunks is shown (:func:`chunk_sources`)."""
     configs = list(params.retrieval)
     run_files = {c: read_output(runs / f"{c}.json", f"{'app' if params.config(c).is_app else 'retrieve'}@{c}")
                  for c in configs}
@@ -175,6 +182,9 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
     relevant = {ch: dict(v.get("relevant", {})) for ch, v in label_files.items()}
     relevant.update(app_labels(params, run_files, checked, apps))
     answer_files = {c: read_output(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
+    paged = {d: p for d, p in (read_provenance(documents) if documents is not None else {}).items() if p.pages}
+    starts = {c.id: (c.doc, c.start) for ch in (chunkings if paged and chunks is not None else ())
+              for c in load_chunks(chunks / f"{ch}.jsonl") if c.doc in paged}
     return Inputs(
         stats=read_output(stats, "stats"), judge=read_output(judge, "judge_eval"),
         rows=read_scores(scores), questions=checked,
@@ -186,7 +196,16 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
                   for c in params.generation.configs},
         sweep=read_output(sweep, "sweep-report") if sweep is not None and sweep.is_file() else None,
         queries={} if queries is None else {t: read_output(queries / f"{t}.json", f"queries@{t}")
-                                            for t in transforms_shown(params)})
+                                            for t in transforms_shown(params)},
+        provenance=paged, chunk_starts=starts)
+
+
+def chunk_sources(inputs: Inputs, passages: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """Chunk -> where it lies in words (``page 12 of policies/retention.pdf``,
+    ``sources.where_in``), for every chunk the page shows whose document has pages or slides."""
+    shown = sorted({c for texts in passages.values() for c in texts if c in inputs.chunk_starts})
+    return {c: where_in(inputs.chunk_starts[c][0], inputs.chunk_starts[c][1],
+                        inputs.provenance.get(inputs.chunk_starts[c][0])) for c in shown}
 
 
 def transforms_shown(params: Params) -> list[str]:
@@ -651,6 +670,7 @@ def page_data(inputs: Inputs, params: Params) -> Json:
         "deeper": deeper,
         "searched": searched_texts(inputs),
         "passages": passages,
+        "sources": chunk_sources(inputs, passages),
         "answers": answer_entries(inputs, params),
         "judge": judge_panel(inputs.judge, list(params.judge.judges), list(params.generation.configs)),
         "sweep": sweep_entries(inputs.sweep, params.dataset),

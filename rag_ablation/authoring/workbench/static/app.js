@@ -203,7 +203,7 @@ async function writeNext(shown) {
     $("w-id").value = "";
     return;
   }
-  $("w-doc").textContent = W.p.doc + " (track " + W.p.track + ")";
+  $("w-doc").textContent = W.p.source + " (track " + W.p.track + ")";
   if (record.slice && data.slices.includes(record.slice)) $("w-slice").value = record.slice;
   $("w-id").value = record.id || W.p.suggested_ids[$("w-slice").value] || "";
   writeMark();

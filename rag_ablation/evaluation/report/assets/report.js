@@ -322,14 +322,14 @@ function renderQuestion(id) {
     ranking.forEach(function (p, r) {
       var div = el("div", {cls: "passage" + (p[2] ? " relevant" : ""), "data-rank": r + 1});
       div.appendChild(el("div", {cls: "head", text: "#" + (r + 1) + "  score " + Number(p[1]).toFixed(4) + "  " +
-        p[0] + (p[2] ? "  relevant" : "")}));
+        p[0] + (D.sources[p[0]] ? "  (" + D.sources[p[0]] + ")" : "") + (p[2] ? "  relevant" : "")}));
       div.appendChild(el("div", {cls: "text"}, highlighted(texts[p[0]] || "", spans)));
       d.appendChild(div);
     });
     if (deeper && deeper.rank !== null) {
       var far = el("div", {cls: "passage relevant deeper-passage", "data-rank": deeper.rank});
       far.appendChild(el("div", {cls: "head", text: "#" + deeper.rank + "  score " + Number(deeper.score).toFixed(4) +
-        "  " + deeper.chunk + "  relevant"}));
+        "  " + deeper.chunk + (D.sources[deeper.chunk] ? "  (" + D.sources[deeper.chunk] + ")" : "") + "  relevant"}));
       far.appendChild(el("div", {cls: "text"}, highlighted(texts[deeper.chunk] || "", spans)));
       d.appendChild(far);
     }
