@@ -416,6 +416,8 @@ def report_markdown(result: Mapping[str, Any]) -> str:
                 lines.append(f"- PDF recall@5 goal, labels {labeling.replace('_', ' ')}: {verdict} (worst config "
                              f"`{worst}`: {_delta(d)}).")
             lines.append("")
+    if lines[-1]:
+        lines.append("")
     lines += ["## Lost spans", ""]
     for fmt in fmts:
         lost = result["formats"][fmt]["lost"]
