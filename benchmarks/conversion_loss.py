@@ -7,18 +7,22 @@ corpus is compared with the Markdown original in two ways.
 
 (a) Span survival. Each span of ``data/questions/handbook.jsonl`` (a question's ``span``, or each
 item of its ``spans``: 154 in all; unanswerable questions have none) survives a format when its
-``normalize``d text (``rag_ablation.data.text``: ligatures spelled out, soft hyphens removed,
-line-end hyphenation joined, whitespace collapsed) occurs in the ``normalize``d converted text of
-the question's document. A lost span is listed with the nearest text of the converted document
-(difflib over windows of the span's length, an excerpt) and a one-word reason, the first that
-applies of:
+``match_text`` form occurs in the ``match_text`` form of the question's converted document: the
+pipeline's span rule (``rag_ablation.data.text.match_text``, the form in which span labels
+compare a span with chunk text: ``clean``, i.e. ligatures spelled out, soft hyphens and
+zero-widths removed, line-end hyphenation before a lower-case letter joined; then backticks,
+``**``, ``__`` and table pipes removed; then hyphens between two letters removed; then whitespace
+collapsed). A lost span is listed with the nearest text of the converted document (difflib over
+windows of the span's length in the ``match_text`` forms, an excerpt of that form) and a one-word
+reason, the first that applies of (each a further transformation applied to both sides after
+undoing the converter's escapes and before ``match_text``, cumulative in this order):
 
-- ``markup``: the words are there, only Markdown syntax differs (the span's `backticks`, ``**``
-  or table pipes are gone from the converted text, or added to it);
 - ``escape``: the converter escaped a character (``\\_``, ``\\*``);
 - ``quotes``: straight quotes became typographic ones (or the reverse);
-- ``hyphenation``: a word broken after a hyphen at a line end (``FBX-`` / ``1001``) that the
-  line-end rule of ``clean`` does not join (it joins only before a lower-case letter);
+- ``hyphenation``: a word broken after a hyphen at a line end before an upper-case letter or a
+  digit (``TW-`` / ``E09``), which the line-end rule of ``clean`` does not join (it joins only
+  before a lower-case letter) and which is not a hyphen between two letters once the line break
+  is a space;
 - ``spacing``: the same characters with spaces added or removed (a word split at a line end,
   two words run together);
 - else where the span sits in the Markdown source: ``table`` (a pipe-table row; in a PDF,
@@ -37,11 +41,10 @@ of a converted corpus keep their original ids (``<track>/<name>.md``), so chunks
 questions line up; a converted document is chunked like a Markdown one (headings only where the
 converter wrote Markdown headings).
 
-Labels come two ways, both reported: ``as written`` (the spans exactly as the question file has
-them, the pipeline's labels: a chunk is relevant when it holds the span or any 30-character piece
-of it) and ``words`` (each span plus its markup-free form, :func:`markup_free`, so a chunk holding
-the span's words without its backticks or pipes is relevant too). Both sides of a comparison use
-the same rule.
+Labels are the pipeline's, computed as ``stages/labels.py`` computes them: the question's
+``spans`` (or ``span``) as written, passed to ``relevant_chunks``, which compares them with chunk
+bodies in ``match_text`` form (a chunk is relevant when it holds the span or any
+``labels.window``-character piece of it). Both sides of a comparison use the same rule.
 
 Output: a Markdown report printed and written to ``benchmarks/results/conversion_loss.md``, and
 ``conversion_loss.json`` beside it, deterministic (keys sorted, no times). Times (rendering,
@@ -79,7 +82,7 @@ from rag_ablation.core.io import write_json, write_text  # noqa: E402
 from rag_ablation.data.chunks import Chunk  # noqa: E402
 from rag_ablation.data.corpus import load_corpus  # noqa: E402
 from rag_ablation.data.questions import Question, load_questions  # noqa: E402
-from rag_ablation.data.text import normalize  # noqa: E402
+from rag_ablation.data.text import match_text, normalize  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "data" / "corpus"
@@ -87,7 +90,6 @@ QUESTIONS = REPO / "data" / "questions" / "handbook.jsonl"
 RESULTS = REPO / "benchmarks" / "results"
 FORMATS = ("pdf", "docx", "html")
 CONFIGS = ("dense", "bm25", "hybrid")
-LABELINGS = ("as_written", "words")
 MEASURES = {"recall@5": "hit_at_5", "MRR@10": "rr_at_10"}
 GOAL_SURVIVAL = 0.95
 GOAL_RECALL_LOSS = 0.02
@@ -120,30 +122,17 @@ def spans_of(questions: Iterable[Question]) -> list[tuple[str, str, int, str]]:
     return [(q.id, q.doc or "", i, s) for q in questions if q.answerable for i, s in enumerate(q.relevant_spans)]
 
 
-_PIPE = re.compile(r"(?:^|(?<=\s))\|(?=\s|$)")
-_EMPHASIS = re.compile(r"\*\*|__")
-
-
-def markup_free(text: str) -> str:
-    """``normalize``d text without the Markdown a span may carry: backticks, ``**``/``__``,
-    and table pipes standing between spaces (``a | b`` -> ``a b``)."""
-    t = normalize(text).replace("`", "")
-    t = _EMPHASIS.sub("", t)
-    t = _PIPE.sub(" ", t)
-    return normalize(t)
-
-
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _HYPHEN = re.compile(r"(?<=\w)-\s?(?=\w)")
 _ESCAPE = re.compile(r"\\(?=[\\`*_{}\[\]()#+\-.!<>|~])")
 
-# transformation applied to both the span and the document, in the order tried (module docstring)
+# transformation applied to both the span and the document, in the order tried (module docstring);
+# each includes the previous ones and ``match_text``
 MECHANISMS: tuple[tuple[str, Any], ...] = (
-    ("markup", markup_free),
-    ("escape", lambda t: markup_free(_ESCAPE.sub("", t))),
-    ("quotes", lambda t: markup_free(_ESCAPE.sub("", t)).translate(_QUOTES)),
-    ("hyphenation", lambda t: _HYPHEN.sub("", markup_free(_ESCAPE.sub("", t)).translate(_QUOTES))),
-    ("spacing", lambda t: re.sub(r"\s+", "", markup_free(_ESCAPE.sub("", t)).translate(_QUOTES))),
+    ("escape", lambda t: match_text(_ESCAPE.sub("", t))),
+    ("quotes", lambda t: match_text(_ESCAPE.sub("", t)).translate(_QUOTES)),
+    ("hyphenation", lambda t: _HYPHEN.sub("", match_text(_ESCAPE.sub("", t)).translate(_QUOTES))),
+    ("spacing", lambda t: re.sub(r"\s+", "", _HYPHEN.sub("", match_text(_ESCAPE.sub("", t)).translate(_QUOTES)))),
 )
 
 
@@ -173,7 +162,7 @@ def source_context(span: str, source: str) -> str:
 
 
 def nearest_text(span: str, doc: str) -> tuple[str, float]:
-    """The window of ``doc`` (both normalized) most like ``span`` by difflib's ratio, as an excerpt
+    """The window of ``doc`` (both in ``match_text`` form) most like ``span`` by difflib's ratio, as an excerpt
     of at most :data:`EXCERPT` characters, and that ratio: windows of the span's length every
     eighth of it, then every character around the best."""
     n = len(span)
@@ -203,14 +192,14 @@ def nearest_text(span: str, doc: str) -> tuple[str, float]:
 
 def survival(spans: Sequence[tuple[str, str, int, str]], texts: Mapping[str, str],
              sources: Mapping[str, str] | None = None) -> list[SpanResult]:
-    """Whether each span's normalized text occurs in the normalized text of its document
-    (``texts``: doc id -> converted text; a document missing from it survives nothing). A lost
-    span gets its reason (module docstring; ``sources``: doc id -> Markdown, for the context)
-    and where it sits in the Markdown source, and its nearest text."""
-    normal = {doc: normalize(t) for doc, t in texts.items()}
+    """Whether each span's ``match_text`` form occurs in the ``match_text`` form of its document
+    (``texts``: doc id -> converted text; a document missing from it survives nothing): the
+    pipeline's span rule. A lost span gets its reason (module docstring; ``sources``: doc id ->
+    Markdown, for the context) and where it sits in the Markdown source, and its nearest text."""
+    normal = {doc: match_text(t) for doc, t in texts.items()}
     out = []
     for qid, doc, n, span in spans:
-        s, d = normalize(span), normal.get(doc, "")
+        s, d = match_text(span), normal.get(doc, "")
         if s in d:
             out.append(SpanResult(qid, doc, n, span, True))
             continue
@@ -291,22 +280,10 @@ def index_corpus(name: str, documents: Iterable[tuple[str, str, str]], params: P
     return Corpus(name, chunks, r, stats["computed"], stats["cached"], seconds)
 
 
-def label_spans(questions: Sequence[Question], labeling: str) -> dict[str, tuple[str, ...]]:
-    """Question id -> the spans labels match: as written, or each with its markup-free form."""
-    out = {}
-    for q in questions:
-        if not q.answerable:
-            continue
-        spans = tuple(q.relevant_spans)
-        if labeling == "words":
-            spans = tuple(dict.fromkeys(spans + tuple(markup_free(s) for s in spans)))
-        out[q.id] = spans
-    return out
-
-
 def score_corpus(corpus: Corpus, params: Params, questions: Sequence[Question],
-                 configs: Sequence[str]) -> dict[str, dict[str, list[dict]]]:
-    """labeling -> config -> per-question rows (``score_run``) of every config on ``corpus``."""
+                 configs: Sequence[str]) -> dict[str, list[dict]]:
+    """config -> per-question rows (``score_run``) of every config on ``corpus``, with the
+    pipeline's labels (``relevant_chunks`` called as ``stages/labels.py`` calls it)."""
     from rag_ablation.evaluation.scoring.labels import relevant_chunks
     from rag_ablation.evaluation.scoring.scores import score_run
     from rag_ablation.retrieval.runner import run_config
@@ -318,13 +295,10 @@ def score_corpus(corpus: Corpus, params: Params, questions: Sequence[Question],
         corpus.times[name] = time.perf_counter() - t0
     lab = params.labels
     answerable = [q for q in questions if q.answerable]
-    out: dict[str, dict[str, list[dict]]] = {}
-    for labeling in LABELINGS:
-        relevant = relevant_chunks(label_spans(questions, labeling), ((c.id, c.doc, c.body) for c in corpus.chunks),
-                                   window=lab.window,
-                                   span_docs={q.id: q.doc or "" for q in answerable} if lab.same_doc_only else None)
-        out[labeling] = {name: score_run(name, runs[name], relevant, questions) for name in configs}
-    return out
+    relevant = relevant_chunks({q.id: q.spans if q.spans is not None else q.span or "" for q in answerable},
+                               ((c.id, c.doc, c.body) for c in corpus.chunks), window=lab.window,
+                               span_docs={q.id: q.doc or "" for q in answerable} if lab.same_doc_only else None)
+    return {name: score_run(name, runs[name], relevant, questions) for name in configs}
 
 
 def compare_rows(base: Sequence[Mapping], new: Sequence[Mapping], params: Params) -> dict[str, Any]:
@@ -364,24 +338,23 @@ def report_markdown(result: Mapping[str, Any]) -> str:
     lines = ["# Conversion loss on the handbook", "",
              f"{result['n_documents']} documents, {result['n_spans']} spans of {result['n_questions']} answerable "
              f"questions. Renditions: {result['renditions']}. Converted back with "
-             "`rag_ablation.data.conversion.formats.convert`; spans and texts compared after `normalize`. The Markdown "
+             "`rag_ablation.data.conversion.formats.convert`; spans and texts compared in the pipeline's `match_text` "
+             "form (backticks, `**`, `__`, table pipes and hyphens between letters dropped, line-end hyphenation "
+             "joined, whitespace collapsed). The Markdown "
              f"originals hold {result['original_survived']} of the spans and {result['original_headings']} headings.", "",
              "## Span survival", "",
-             f"Goal: at least {GOAL_SURVIVAL:.0%} of spans survive each format. \"Ignoring markup\" also counts a span "
-             "whose words survive without its Markdown (backticks, `**`, table pipes; reason `markup` below).", "",
-             "| format | converter | pages | Markdown headings | spans survived | goal | survived ignoring markup "
-             "| lost by reason |",
-             "|---|---|---:|---:|---:|---|---:|---|"]
+             f"Goal: at least {GOAL_SURVIVAL:.0%} of spans survive each format.", "",
+             "| format | converter | pages | Markdown headings | spans survived | goal | lost by reason |",
+             "|---|---|---:|---:|---:|---|---|"]
     for fmt in fmts:
         f = result["formats"][fmt]
         reasons = ", ".join(f"{r} {n}" for r, n in sorted(f["lost_by_reason"].items(), key=lambda x: (-x[1], x[0])))
         met = "met" if f["survived"] / f["n_spans"] >= GOAL_SURVIVAL else "missed"
         pages = str(f["pages"]) if f.get("pages") is not None else ""
         lines.append(f"| {fmt} | {', '.join(f['converters'])} | {pages} | {f['headings']} "
-                     f"| {_pct(f['survived'], f['n_spans'])} | {met} "
-                     f"| {_pct(f['survived_ignoring_markup'], f['n_spans'])} | {reasons or '-'} |")
+                     f"| {_pct(f['survived'], f['n_spans'])} | {met} | {reasons or '-'} |")
         if f["errors"]:
-            lines.append(f"| | failed: {', '.join(sorted(f['errors']))} | | | | | | |")
+            lines.append(f"| | failed: {', '.join(sorted(f['errors']))} | | | | | |")
     if result.get("retrieval"):
         ret = result["retrieval"]
         lines += ["", "## Retrieval: converted corpus against the Markdown original", "",
@@ -389,33 +362,29 @@ def report_markdown(result: Mapping[str, Any]) -> str:
                   f"({ret['n_questions']}), mean and 95% bootstrap interval ({ret['bootstrap']}). Goal: no config loses "
                   f"more than {GOAL_RECALL_LOSS} recall@5 on the PDF rendition. Chunks: "
                   + ", ".join(f"{k} {v}" for k, v in ret["chunks"].items()) + " (a converted text is cut at its "
-                  "Markdown headings only; see the headings column above).", ""]
-        titles = {"as_written": "Labels from the spans as written (the pipeline's labels)",
-                  "words": "Labels from each span or its markup-free form (backticks, pipes and ** dropped)"}
-        for labeling in LABELINGS:
-            lines += [f"### {titles[labeling]}", "",
-                      "| format | config | recall@5 original | recall@5 converted | delta [95% CI] | MRR@10 original "
-                      "| MRR@10 converted | delta [95% CI] | hit@5 lost / gained | no relevant chunk |",
-                      "|---|---|---:|---:|---|---:|---:|---|---:|---:|"]
-            for fmt in fmts:
-                for cfg in ret["configs"]:
-                    c = ret["formats"][fmt][labeling][cfg]
-                    r5, mrr = c["recall@5"], c["MRR@10"]
-                    lines.append(f"| {fmt} | {cfg} | {r5['original']:.3f} | {r5['converted']:.3f} | {_delta(r5)} "
-                                 f"| {mrr['original']:.3f} | {mrr['converted']:.3f} | {_delta(mrr)} "
-                                 f"| {len(r5['worse'])} / {len(r5['better'])} "
-                                 f"| {len(c['unlabeled'])} (original {len(c['unlabeled_original'])}) |")
-            lines.append("")
+                  "Markdown headings only; see the headings column above). Labels: the pipeline's "
+                  "(`relevant_chunks`, spans as written compared in `match_text` form).", "",
+                  "| format | config | recall@5 original | recall@5 converted | delta [95% CI] | MRR@10 original "
+                  "| MRR@10 converted | delta [95% CI] | hit@5 lost / gained | no relevant chunk |",
+                  "|---|---|---:|---:|---|---:|---:|---|---:|---:|"]
+        for fmt in fmts:
+            for cfg in ret["configs"]:
+                c = ret["formats"][fmt][cfg]
+                r5, mrr = c["recall@5"], c["MRR@10"]
+                lines.append(f"| {fmt} | {cfg} | {r5['original']:.3f} | {r5['converted']:.3f} | {_delta(r5)} "
+                             f"| {mrr['original']:.3f} | {mrr['converted']:.3f} | {_delta(mrr)} "
+                             f"| {len(r5['worse'])} / {len(r5['better'])} "
+                             f"| {len(c['unlabeled'])} (original {len(c['unlabeled_original'])}) |")
+        lines.append("")
         if "pdf" in ret["formats"]:
-            for labeling in LABELINGS:
-                pdf = ret["formats"]["pdf"][labeling]
-                worst = min(ret["configs"], key=lambda c: (pdf[c]["recall@5"]["delta"], c))
-                d = pdf[worst]["recall@5"]
-                verdict = ("met" if d["low"] >= -GOAL_RECALL_LOSS else "met by the mean, not by the interval"
-                           if d["delta"] >= -GOAL_RECALL_LOSS else "missed")
-                lines.append(f"- PDF recall@5 goal, labels {labeling.replace('_', ' ')}: {verdict} (worst config "
-                             f"`{worst}`: {_delta(d)}).")
-            lines.append("")
+            pdf = ret["formats"]["pdf"]
+            worst = min(ret["configs"], key=lambda c: (pdf[c]["recall@5"]["delta"], c))
+            d = pdf[worst]["recall@5"]
+            verdict = ("met by the mean and by the interval" if d["low"] >= -GOAL_RECALL_LOSS
+                       else "met by the mean, not by the interval" if d["delta"] >= -GOAL_RECALL_LOSS else "missed")
+            lines += [f"- PDF recall@5 goal: {verdict} (worst config `{worst}`: {_delta(d)}; the mean is the "
+                      f"point estimate, the interval's lower end must also be at least {-GOAL_RECALL_LOSS:+.2f} "
+                      "for the goal to hold with 95% confidence).", ""]
     if lines[-1]:
         lines.append("")
     lines += ["## Lost spans", ""]
@@ -424,7 +393,8 @@ def report_markdown(result: Mapping[str, Any]) -> str:
         lines += [f"### {fmt}: {len(lost)} lost", ""]
         if not lost:
             continue
-        lines += ["| reason | in the source | question | span | nearest converted text (similarity) |",
+        lines += ["| reason | in the source | question | span | nearest converted text, `match_text` form "
+                  "(similarity) |",
                   "|---|---|---|---|---|"]
         for x in sorted(lost, key=lambda x: (x["reason"], x["id"], x["n"])):
             lines.append(f"| {x['reason']} | {x['where']} | {x['id']} | {_cell(x['span'])} | {_cell(x['nearest'])} "
@@ -504,7 +474,6 @@ def main(argv: list[str] | None = None) -> int:
             lost = [r for r in res if not r.survived]
             result["formats"][fmt] = {
                 "n_spans": len(res), "survived": len(res) - len(lost),
-                "survived_ignoring_markup": sum(1 for r in res if r.survived or r.reason == "markup"),
                 "share": round((len(res) - len(lost)) / len(res), 4),
                 "lost_by_reason": dict(sorted(Counter(r.reason for r in lost).items())),
                 "lost": [r.to_json() for r in lost],
@@ -547,14 +516,13 @@ def main(argv: list[str] | None = None) -> int:
                                                 if texts[doc].strip()), params, chunking, load=load, cache=cache)
                     scores = score_corpus(corpus, params, questions, configs)
                     ret["chunks"][fmt] = len(corpus.chunks)
-                    ret["formats"][fmt] = {lab: {c: compare_rows(base_scores[lab][c], scores[lab][c], params)
-                                                 for c in configs} for lab in LABELINGS}
+                    ret["formats"][fmt] = {c: compare_rows(base_scores[c], scores[c], params) for c in configs}
                     timings.append(f"{fmt} corpus: {len(corpus.chunks)} chunks, embedded {corpus.embedded} "
                                    f"({corpus.cached} cached) in {corpus.embed_seconds:.1f} s; retrieval "
                                    + ", ".join(f"{c} {s:.1f} s" for c, s in corpus.times.items())
                                    + f"; whole corpus {time.perf_counter() - t0:.1f} s")
                     print(f"{fmt}: retrieval done", file=sys.stderr, flush=True)
-                ret["n_questions"] = next(iter(ret["formats"].values()))["as_written"][configs[0]]["n_questions"]
+                ret["n_questions"] = next(iter(ret["formats"].values()))[configs[0]]["n_questions"]
                 result["retrieval"] = ret
             finally:
                 cache.close()
