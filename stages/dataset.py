@@ -54,6 +54,8 @@ def main() -> None:
     ds = build_dataset(params.dataset, Sources(args.corpus, args.questions, args.audit, args.grades),
                        min_span=params.labels.min_span, reader=reader)
     print(reading(params.dataset, ds), file=sys.stderr)
+    if ds.conversion_line:
+        print(ds.conversion_line, file=sys.stderr)
     summary = ds.conversion or {"documents": len(ds.documents)}
     for key in ("excluded", "skipped"):
         block = summary.get(key) or {}

@@ -1358,9 +1358,9 @@ class Params:
     documents: DocumentsConfig = field(default_factory=DocumentsConfig)
     run_configs: tuple[str, ...] = ()
 
-    BLOCKS = ("dataset", "documents", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings", "retrieval",
-              "apps", "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "gate", "split", "workbench",
-              "ray")
+    BLOCKS = ("dataset", "documents", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings",
+              "retrieval", "apps", "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "gate", "split",
+              "workbench", "ray")
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any]) -> Params:

@@ -9,7 +9,7 @@ import re
 from rag_ablation.data.passages import PASSAGE_BUDGET, split_passages
 from rag_ablation.data.corpus import Document
 from rag_ablation.data.questions import Question
-from rag_ablation.data.text import normalize
+from rag_ablation.data.text import match_text
 
 _WORD = re.compile(r"[a-z0-9_]+")
 STOPWORDS = frozenset(
@@ -40,11 +40,11 @@ def source_passage(span: str, doc_text: str, *, budget: int = PASSAGE_BUDGET) ->
     """The question-writing passage (``rag_ablation.data.passages.split_passages``) of ``doc_text``
     that contains ``span`` (whitespace normalized); if the span straddles passages, the
     normalized document text from ``budget // 2`` characters before the span to as many after."""
-    s = normalize(span)
+    s = match_text(span)
     for p in split_passages(doc_text, "", "", budget):
-        if s in normalize(p.text):
+        if s in match_text(p.text):
             return p.text
-    text = normalize(doc_text)
+    text = match_text(doc_text)
     at = text.find(s)
     if at < 0:
         return ""
@@ -66,7 +66,7 @@ def span_regions(span: str, documents: list[Document], *, region: int) -> int:
     """In how many separate places the normalized span occurs: occurrences in different
     documents, or more than ``region`` characters apart in one, count separately (the questions
     stage passes ``chunk_size``: a chunk-sized region)."""
-    return _regions(normalize(span), [normalize(d.text) for d in documents], region)
+    return _regions(match_text(span), [match_text(d.text) for d in documents], region)
 
 
 def _regions(s: str, texts: list[str], region: int) -> int:
@@ -89,6 +89,6 @@ def _regions(s: str, texts: list[str], region: int) -> int:
 def ambiguous_spans(questions: list[Question], documents: list[Document], *, region: int) -> list[str]:
     """Ids of answerable questions whose span (or any of its ``spans``) occurs in more than one
     region (see above)."""
-    texts = [normalize(d.text) for d in documents]
+    texts = [match_text(d.text) for d in documents]
     return [q.id for q in questions if q.answerable
-            and any(_regions(normalize(span), texts, region) > 1 for span in q.relevant_spans)]
+            and any(_regions(match_text(span), texts, region) > 1 for span in q.relevant_spans)]

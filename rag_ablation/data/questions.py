@@ -27,7 +27,7 @@ from typing import Any, cast
 from rag_ablation.data.corpus import Document
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import numbered_json_lines
-from rag_ablation.data.text import normalize
+from rag_ablation.data.text import match_text, normalize
 
 UNANSWERABLE = "unanswerable"
 FIELDS = ("id", "question", "doc", "span", "answer", "slice", "track")
@@ -155,7 +155,7 @@ def nearest_text(text: str, span: str, *, context: int = 10) -> str:
     """The passage of ``text`` (both normalized) that best matches ``span``: around the longest
     block the two share (``difflib.SequenceMatcher.find_longest_match``), as long as the span
     plus ``context`` characters each side; "" when they share nothing."""
-    t, s = normalize(text), normalize(span)
+    t, s = match_text(text), match_text(span)
     m = difflib.SequenceMatcher(None, t, s, autojunk=False).find_longest_match(0, len(t), 0, len(s))
     if m.size == 0:
         return ""
@@ -174,7 +174,7 @@ def check_spans(questions: list[Question], documents: list[Document], *, seen: C
     others *not found* (a new question). Raises one ``QuestionError`` naming every failing
     question id (with ``spans[i]`` for a span of a list)."""
     texts = {d.doc: d.text for d in documents}
-    normalized = {d.doc: normalize(d.text) for d in documents}
+    normalized = {d.doc: match_text(d.text) for d in documents}
     by_name: dict[str, list[str]] = {}
     for d in documents:
         by_name.setdefault(d.doc.rsplit("/", 1)[-1], []).append(d.doc)
@@ -190,7 +190,7 @@ def check_spans(questions: list[Question], documents: list[Document], *, seen: C
             continue
         given = [(q.id, q.span or "")] if q.spans is None else [(f"{q.id} (spans[{i}])", s) for i, s in enumerate(q.spans)]
         for name, span in given:
-            if normalize(span) in normalized[q.doc]:
+            if match_text(span) in normalized[q.doc]:
                 continue
             kind = "converted text" if not q.doc.lower().endswith((".md", ".txt")) else "text"
             line = (f"{name}: stale: found on an earlier run, so the document changed since; not in the {kind} of "

@@ -22,9 +22,25 @@ _WS = re.compile(r"\s+")
 _TOKEN = re.compile(r"[a-z0-9_]+")
 
 def normalize(text: str) -> str:
-    """``clean``, then every whitespace run (Unicode whitespace, the non-breaking space
-    included) collapsed to one space, ends stripped: the form span labels match in."""
-    return _WS.sub(" ", clean(text)).strip()
+    """Collapse whitespace runs (Unicode whitespace, the non-breaking space included) to one
+    space and strip the ends."""
+    return _WS.sub(" ", text).strip()
+
+
+_INLINE_MARKUP = re.compile(r"`+|\*\*|__|\|")
+_WORD_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
+
+
+def match_text(text: str) -> str:
+    """The form in which span labels compare a span with a chunk or document: ``clean``
+    (ligatures spelled out, soft hyphens and zero-widths removed, a word hyphenated at a line
+    end joined), then the inline markup a rendered page does not show removed (backticks,
+    ``**``, ``__`` and table pipes ``|``), then every hyphen between two letters removed
+    (``farebox-api`` -> ``fareboxapi``, so a compound a PDF broke and ``clean`` joined still
+    matches the span that has it whole), then ``normalize``. Applied alike to both sides, so a
+    span copied from the Markdown source, from a rendered page or from a PDF viewer matches the
+    same text. Idempotent."""
+    return normalize(_WORD_HYPHEN.sub("", _INLINE_MARKUP.sub("", clean(text))))
 
 
 def regex_tokens(text: str) -> list[str]:

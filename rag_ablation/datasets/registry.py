@@ -92,6 +92,7 @@ class Dataset:
     read_from: tuple[str, ...] = ()
     provenance: tuple[Provenance, ...] = ()
     conversion: dict | None = None  # SourceCorpus.summary() of a converted corpus folder
+    conversion_line: str | None = None  # SourceCorpus.conversion_line(): what was converted, what came cached
 
     @property
     def audit_lines(self) -> int:
@@ -126,7 +127,7 @@ def handbook(src: Sources, *, min_span: int, reader: Reader = read_sources) -> D
     present = [p for p in (src.audit, src.grades, src.qrels) if p is not None and p.is_file()]
     return Dataset(corpus.documents, src.questions.read_text(encoding="utf-8"), _text(src.audit), _text(src.grades),
                    _text(src.qrels), tuple(p.as_posix() for p in (src.corpus, src.questions, *present)),
-                   tuple(corpus.provenance), corpus.summary())
+                   tuple(corpus.provenance), corpus.summary(), corpus.conversion_line())
 
 
 def _text(path: Path | None) -> str:

@@ -69,6 +69,14 @@ class SourceCorpus:
     excluded: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     converted: int = 0  # files converted in this call (cache misses)
+    cached: int = 0  # files whose text came from the conversion cache
+
+    def conversion_line(self) -> str | None:
+        """``converted N file(s), M from the conversion cache`` (None when every file is
+        Markdown or text: nothing to convert)."""
+        if not self.converted and not self.cached:
+            return None
+        return f"converted {self.converted} file(s), {self.cached} from the conversion cache"
 
     def summary(self) -> dict[str, Any]:
         """The counts the stage's metrics file holds: documents per format, pages, the excluded
@@ -206,6 +214,7 @@ def read_sources(
     results: dict[str, Converted] = {}
     store = ConversionCache(cache)
     misses: list[tuple[str, Path, str]] = []
+    cached = 0
     try:
         for rel, path, suffix in todo:
             if suffix in TEXT_SUFFIXES:
@@ -217,6 +226,7 @@ def read_sources(
             hit = store.get(cache_key(digests[rel], suffix))
             if hit is not None:
                 results[rel] = hit
+                cached += 1
             else:
                 misses.append((rel, path, suffix))
         suffix_of = {rel: suffix for rel, _, suffix in misses}
@@ -243,7 +253,7 @@ def read_sources(
     if not documents:
         raise CorpusError(f"corpus {root} holds no document that could be read ({len(problems)} skipped, "
                           f"{len(excluded)} excluded)")
-    return SourceCorpus(documents, provenance, excluded, problems, converted=len(misses))
+    return SourceCorpus(documents, provenance, excluded, problems, converted=len(misses), cached=cached)
 
 
 def _run(misses: list[tuple[str, Path, str]], *, workers: int,

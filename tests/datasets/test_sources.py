@@ -49,7 +49,7 @@ def test_a_second_read_converts_nothing_and_a_changed_file_only_itself(folder, t
     (folder / "policies/other.docx").write_bytes(docx_bytes(tmp_path, "Other text here.", "o.docx"))
     assert read_sources(folder, cache=cache).converted == 2
     again = read_sources(folder, cache=cache)
-    assert again.converted == 0
+    assert again.converted == 0 and again.conversion_line() == "converted 0 file(s), 2 from the conversion cache"
     (folder / "policies/other.docx").write_bytes(docx_bytes(tmp_path, "Other text changed.", "o2.docx"))
     changed = read_sources(folder, cache=cache, workers=2)
     assert changed.converted == 1

@@ -28,7 +28,7 @@ from rag_ablation.core.errors import UserError
 from rag_ablation.data.corpus import Document
 from rag_ablation.data.question_stats import lexical_overlap, source_passage
 from rag_ablation.data.questions import Question, QuestionError, check_spans, load_questions
-from rag_ablation.data.text import normalize
+from rag_ablation.data.text import match_text
 from rag_ablation.evaluation.scoring.audit import load_audit
 from rag_ablation.evaluation.scoring.labels import relevant_chunks
 from rag_ablation.retrieval.chunking import chunk_corpus, chunk_options
@@ -55,7 +55,7 @@ class CorpusView:
         name = params.config(params.stats.baseline).chunking or next(iter(params.chunkings))
         chunks = chunk_corpus(((d.doc, d.track, d.text) for d in documents), **chunk_options(params.chunking(name)))
         return cls(documents=tuple(documents), chunking=name, bodies=tuple((c.id, c.doc, c.body) for c in chunks),
-                   by_doc={d.doc: d for d in documents}, normalized={d.doc: normalize(d.text) for d in documents})
+                   by_doc={d.doc: d for d in documents}, normalized={d.doc: match_text(d.text) for d in documents})
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def question_problems(questions_file: Path, record: Mapping[str, Any], *, min_sp
         doc = record.get("doc")
         if q.doc not in {d.doc for d in documents}:
             return [f"document {doc!r} is not in the corpus: label a passage the workbench shows"]
-        return [f"span not found in {doc} (whitespace normalized, as labels match it): select the span with the "
+        return [f"span not found in {doc} (as labels match it: markup, hyphens and whitespace aside): select the span with the "
                 f"mouse inside the passage, copied exactly"]
     return []
 
@@ -135,7 +135,7 @@ def span_facts(view: CorpusView, params: Params, *, question: str, doc: str, spa
     counts documents holding any span whole; ``n_chunks`` the baseline chunks the labels stage
     would mark relevant (any span, any ``labels.window`` piece)."""
     labels, warnings = params.labels, []
-    norm = [normalize(s) for s in spans if normalize(s)]
+    norm = [match_text(s) for s in spans if match_text(s)]
     if not norm:
         return Verdict(problems=[], facts={})
     n_docs = sum(1 for text in view.normalized.values() if any(s in text for s in norm))

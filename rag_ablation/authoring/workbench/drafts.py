@@ -29,7 +29,7 @@ from typing import Any
 
 from rag_ablation.data.passages import Passage
 from rag_ablation.core.errors import lookup
-from rag_ablation.data.text import normalize
+from rag_ablation.data.text import match_text
 from rag_ablation.llm.client.base import Backend, Generation
 from rag_ablation.llm.client.prompting import fill, load_template, user_messages
 
@@ -201,12 +201,12 @@ class DraftMode:
 
     def record(self, payload: Mapping[str, Any]) -> tuple[dict[str, Any], Passage]:
         """The question the page's form describes (slice ``generated``) and its passage; a span
-        not inside the passage (whitespace normalized, as labels match it) is refused."""
+        not inside the passage (as labels match it: markup, hyphens and whitespace aside) is refused."""
         p = self.passages[index_field(payload, "passage", len(self.passages))]
         span = text_field(payload, "span")
         if not span:
             raise Refused(["select the answering span with the mouse in the passage"])
-        if normalize(span) not in normalize(p.text):
+        if match_text(span) not in match_text(p.text):
             raise Refused([f"the span {span[:40]!r} is not in the passage: select the answering span with the mouse "
                            f"in the passage"])
         record = {"id": text_field(payload, "id"), "question": text_field(payload, "question"), "doc": p.doc,

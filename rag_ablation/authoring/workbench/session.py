@@ -48,7 +48,7 @@ from rag_ablation.data.corpus import Document
 from rag_ablation.data.provenance import where_in
 from rag_ablation.datasets.sources import CACHE_FILE, read_sources
 from rag_ablation.data.questions import UNANSWERABLE, Question, load_questions
-from rag_ablation.data.text import normalize
+from rag_ablation.data.text import match_text
 from rag_ablation.evaluation.scoring.scores import read_scores
 
 from rag_ablation.authoring.workbench.checks import (CorpusView, Verdict, audit_problems, question_problems,
@@ -341,8 +341,8 @@ class WriteMode:
                                                                        self.bench.log.events("skip")}
         questions = self.bench.questions()
         for p in self.passages:
-            text = normalize(p.text)
-            if any(q.doc == p.doc and any(normalize(s) in text for s in q.relevant_spans) for q in questions):
+            text = match_text(p.text)
+            if any(q.doc == p.doc and any(match_text(s) in text for s in q.relevant_spans) for q in questions):
                 keys.add(passage_key(p))
         return {k for k in keys if isinstance(k, str)}
 
@@ -494,7 +494,7 @@ class AuditMode:
         ranking, passages = self._run(config)
         for a in lines:
             for cid in ranking.get(str(a.get("id")), [])[: self.k]:
-                if normalize(a.get("span") or "") in normalize(passages.get(cid, "")):
+                if match_text(a.get("span") or "") in match_text(passages.get(cid, "")):
                     out.setdefault((a["id"], cid), "accepted")
         return out
 
@@ -531,7 +531,7 @@ class AuditMode:
         must be selected inside the passage; the audit file's validation refuses the rest."""
         config, q, chunk, text = self._target(payload)
         span = text_field(payload, "span")
-        if normalize(span) not in normalize(text) or not span:
+        if match_text(span) not in match_text(text) or not span:
             raise Refused(["select the span with the mouse inside the passage you accept"])
         record = {"id": q.id, "doc": chunk_doc(chunk), "span": span, "note": text_field(payload, "note")}
         problems = audit_problems(self.bench.project.audit, record, questions=self.bench.questions(),

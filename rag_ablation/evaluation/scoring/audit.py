@@ -31,7 +31,7 @@ from rag_ablation.core.errors import InvalidData
 from rag_ablation.evaluation.scoring.labels import relevant_chunks
 from rag_ablation.core.io import numbered_json_lines, string_record_problems
 from rag_ablation.data.questions import MIN_SPAN_CHARS, Question
-from rag_ablation.data.text import normalize
+from rag_ablation.data.text import match_text, normalize
 
 FIELDS = ("id", "doc", "span", "note")
 
@@ -57,7 +57,7 @@ def _problems(obj: Any, questions: Mapping[str, Question], texts: Mapping[str, s
         out.append(f"span has {len(normalize(obj['span']))} characters, expected at least {MIN_SPAN_CHARS}")
     elif obj["doc"] not in texts:
         out.append(f"doc {obj['doc']!r} is not in the corpus (give its path under the corpus root, track included)")
-    elif normalize(obj["span"]) not in texts[obj["doc"]]:
+    elif match_text(obj["span"]) not in texts[obj["doc"]]:
         out.append(f"span not found in {obj['doc']}: copy it exactly from the document")
     return out
 
@@ -68,7 +68,7 @@ def load_audit(path: Path, questions: Sequence[Question], documents: Sequence[Do
     if not path.is_file():
         return []
     by_id = {q.id: q for q in questions}
-    texts = {d.doc: normalize(d.text) for d in documents}
+    texts = {d.doc: match_text(d.text) for d in documents}
     spans: list[AuditSpan] = []
     rows, problems = numbered_json_lines(path)
     for n, obj in rows:

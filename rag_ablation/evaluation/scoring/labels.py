@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from rag_ablation.data.text import normalize
+from rag_ablation.data.text import match_text
 
 def span_windows(span: str, window: int) -> set[str]:
     """All ``window``-character substrings of the normalized span; the whole span if shorter
     than ``window``; empty for an empty span."""
     if window <= 0:
         raise ValueError(f"window must be positive, got {window}")
-    s = normalize(span)
+    s = match_text(span)
     if not s:
         return set()
     width = min(window, len(s))
@@ -62,7 +62,7 @@ def relevant_chunks(
         chunk_tables = tables.get(cdoc if span_docs is not None else None)
         if not chunk_tables:
             continue
-        text = normalize(body)
+        text = match_text(body)
         found: set[str] = set()
         for width, table in chunk_tables.items():
             for i in range(len(text) - width + 1):
