@@ -53,13 +53,19 @@ def page_of(pages: Sequence[Page], offset: int) -> str | None:
 PAGE_WORD = {"pdf": "page", "pptx": "slide"}
 
 
-def where_in(doc: str, offset: int, provenance: Provenance | None) -> str:
-    """Where character ``offset`` of ``doc`` lies, in words: ``page 12 of policies/retention.pdf``
-    (``slide 3 of ...`` for a PPTX), or just ``doc`` for a document without pages."""
+def where_in(doc: str, offset: int, provenance: Provenance | None, end: int | None = None) -> str:
+    """Where the text from character ``offset`` (to ``end``, exclusive, when given) of ``doc``
+    lies, in words: ``page 12 of policies/retention.pdf``, ``pages 12-13 of ...`` when it runs
+    onto later pages, ``slide 3 of talks/intro.pptx`` for a PPTX; just ``doc`` for a document
+    without pages."""
     if provenance is None or not provenance.pages:
         return doc
-    label = page_of(provenance.pages, offset)
-    return f"{PAGE_WORD.get(provenance.format, 'page')} {label} of {doc}" if label is not None else doc
+    first = page_of(provenance.pages, offset)
+    if first is None:
+        return doc
+    last = page_of(provenance.pages, max(offset, end - 1)) if end is not None else first
+    word = PAGE_WORD.get(provenance.format, "page")
+    return f"{word} {first} of {doc}" if last == first else f"{word}s {first}-{last} of {doc}"
 
 
 def read_provenance(path: Path) -> dict[str, Provenance]:

@@ -133,6 +133,8 @@ def test_pages_place_an_offset_in_words(tmp_path):
     deck = Provenance("talks/intro.pptx", "pptx", "python-pptx 1.0.2", "0" * 64, pages)
     assert where_in("talks/intro.pptx", 300, deck) == "slide 3 of talks/intro.pptx"
     assert where_in("guides/setup.md", 5, None) == "guides/setup.md"
+    assert where_in("policies/retention.pdf", 90, pdf, end=260) == "pages 1-3 of policies/retention.pdf"
+    assert where_in("policies/retention.pdf", 100, pdf, end=250) == "page 2 of policies/retention.pdf", "end exclusive"
     path = tmp_path / "documents.jsonl"
     path.write_text(json.dumps(pdf.to_json()) + "\n\n")
     assert read_provenance(path) == {pdf.doc: pdf}

@@ -351,7 +351,7 @@ class WriteMode:
         p = self.passages[n]
         ids = [q.id for q in self.bench.questions()]
         return {"index": n, "doc": p.doc, "track": p.track, "text": p.text,
-                "source": where_in(p.doc, p.start, self.bench.provenance.get(p.doc)),
+                "source": where_in(p.doc, p.start, self.bench.provenance.get(p.doc), p.end),
                 "suggested_ids": {s: next_id(ids, s, p.track) for s in slices}}
 
     def next(self, track: str = ALL_TRACKS) -> dict[str, Any]:

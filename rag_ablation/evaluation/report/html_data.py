@@ -138,7 +138,7 @@ class Inputs:
     sweep: Json | None
     queries: dict[str, Json] = field(default_factory=dict)
     provenance: dict[str, Provenance] = field(default_factory=dict)  # documents with pages or slides only
-    chunk_starts: dict[str, tuple[str, int]] = field(default_factory=dict)  # chunk -> (doc, start), those docs only
+    chunk_spans: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # chunk -> (doc, start, end), those docs only
 
 
 def view_of(params: Params, name: str) -> str:
@@ -183,8 +183,8 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
     relevant.update(app_labels(params, run_files, checked, apps))
     answer_files = {c: read_output(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
     paged = {d: p for d, p in (read_provenance(documents) if documents is not None else {}).items() if p.pages}
-    starts = {c.id: (c.doc, c.start) for ch in (chunkings if paged and chunks is not None else ())
-              for c in load_chunks(chunks / f"{ch}.jsonl") if c.doc in paged}
+    spans = {c.id: (c.doc, c.start, c.end) for ch in (chunkings if paged and chunks is not None else ())
+             for c in load_chunks(chunks / f"{ch}.jsonl") if c.doc in paged}
     return Inputs(
         stats=read_output(stats, "stats"), judge=read_output(judge, "judge_eval"),
         rows=read_scores(scores), questions=checked,
@@ -197,15 +197,19 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
         sweep=read_output(sweep, "sweep-report") if sweep is not None and sweep.is_file() else None,
         queries={} if queries is None else {t: read_output(queries / f"{t}.json", f"queries@{t}")
                                             for t in transforms_shown(params)},
-        provenance=paged, chunk_starts=starts)
+        provenance=paged, chunk_spans=spans)
 
 
 def chunk_sources(inputs: Inputs, passages: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
-    """Chunk -> where it lies in words (``page 12 of policies/retention.pdf``,
-    ``sources.where_in``), for every chunk the page shows whose document has pages or slides."""
-    shown = sorted({c for texts in passages.values() for c in texts if c in inputs.chunk_starts})
-    return {c: where_in(inputs.chunk_starts[c][0], inputs.chunk_starts[c][1],
-                        inputs.provenance.get(inputs.chunk_starts[c][0])) for c in shown}
+    """Chunk -> where it lies in words (``page 12 of policies/retention.pdf``, ``pages 12-13 of
+    ...``: ``provenance.where_in``), for every chunk the page shows whose document has pages or
+    slides."""
+    shown = sorted({c for texts in passages.values() for c in texts if c in inputs.chunk_spans})
+    out = {}
+    for c in shown:
+        doc, start, end = inputs.chunk_spans[c]
+        out[c] = where_in(doc, start, inputs.provenance.get(doc), end)
+    return out
 
 
 def transforms_shown(params: Params) -> list[str]:
