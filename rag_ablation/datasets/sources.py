@@ -42,8 +42,7 @@ from rag_ablation.data.provenance import Provenance
 from rag_ablation.support.sqlite_cache import guarded, open_cache
 
 CACHE_FILE = "conversions.sqlite"
-TEXT_SUFFIXES = (".md", ".txt")  # read as they are (read_text): never cached, never sent to a worker
-TEXT_CONVERTER = "text"
+TEXT_SUFFIXES = (".md", ".txt")  # read as they are (conversion.plain): never cached, never sent to a worker
 
 
 @dataclass(frozen=True)
@@ -150,19 +149,6 @@ class ConversionCache:
             self.conn.close()
 
 
-def read_text(data: bytes) -> Converted:
-    """A Markdown or text file exactly as it is (no tidying, so a span copied from the file
-    matches and the example data's offsets never move); not UTF-8 is ``damaged``, whitespace only
-    ``empty``."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ConversionFailed("damaged", f"not UTF-8 ({e.reason} at byte {e.start}); re-save it as UTF-8") from None
-    if not text.strip():
-        raise ConversionFailed("empty", "empty document; remove it or add text")
-    return Converted(text, (), TEXT_CONVERTER)
-
-
 def _convert_file(path: str, suffix: str) -> Converted | tuple[str, str]:
     """A worker's job: the converted file, or (kind, detail) of its failure (picklable)."""
     try:
@@ -219,7 +205,7 @@ def read_sources(
         for rel, path, suffix in todo:
             if suffix in TEXT_SUFFIXES:
                 try:
-                    results[rel] = read_text(path.read_bytes())
+                    results[rel] = convert(path.read_bytes(), suffix)
                 except ConversionFailed as e:
                     problems.append(Skipped(rel, e.kind, e.detail))
                 continue

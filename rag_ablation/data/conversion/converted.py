@@ -29,8 +29,9 @@ class Page:
 class Converted:
     """One file as the Markdown text the pipeline chunks, labels and shows.
 
-    ``text`` is never empty nor whitespace only, has no trailing whitespace on any line and
-    ends with exactly one ``"\\n"``. ``pages`` holds one :class:`Page` per PDF page or PPTX
+    ``text`` is never empty nor whitespace only. But for Markdown and plain text, kept exactly as
+    they are (``plain``), it has no trailing whitespace on any line and ends with exactly one
+    ``"\\n"``. ``pages`` holds one :class:`Page` per PDF page or PPTX
     slide in order, and is empty for formats without pages (DOCX, HTML, RST, Markdown, plain
     text). ``converter`` names what converted it with its version, e.g.
     ``"pdfminer.six 20260107"``, ``"pandoc 3.9"``, ``"python-pptx 1.0.2"``, or ``"text"``."""

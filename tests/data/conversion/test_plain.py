@@ -6,14 +6,11 @@ from rag_ablation.data.conversion.converted import ConversionFailed
 from rag_ablation.data.conversion.plain import CONVERTER, convert_text
 
 
-def test_text_unchanged_but_for_tidying():
-    c = convert_text("# Notes  \r\n\r\n*not* \\escaped_ \ufb01ne\n\n\n".encode())
-    assert (c.text, c.pages, c.converter) == ("# Notes\n\n*not* \\escaped_ fine\n", (), "text")
+def test_text_exactly_as_it_is():
+    raw = "# Notes  \r\n\r\n*not* \\escaped_ \ufb01ne\n\n\n"
+    c = convert_text(raw.encode())
+    assert (c.text, c.pages, c.converter) == (raw, (), "text")
     assert CONVERTER == "text"
-
-
-def test_a_byte_order_mark_is_dropped():
-    assert convert_text(b"\xef\xbb\xbfhello").text == "hello\n"
 
 
 @pytest.mark.bad_input
@@ -28,5 +25,4 @@ def test_not_utf8_is_damaged_with_the_byte_offset():
 def test_whitespace_only_is_empty(data):
     with pytest.raises(ConversionFailed) as e:
         convert_text(data)
-    assert (e.value.kind, e.value.detail) == (
-        "empty", "empty text file: it converts to no text; add the text or leave the file out")
+    assert (e.value.kind, e.value.detail) == ("empty", "empty document; remove it or add text")
