@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                 best = seconds if best is None else min(best, seconds)
             pages = sum(len(p.pages) for p in corpus.provenance)
             rows.append((workers, len(corpus.documents), pages, best))
-    print("| workers | files | pages | seconds (best of %d) | pages per second |" % args.repeat)
+    print(f"| workers | files | pages | seconds (best of {args.repeat}) | pages per second |")
     print("|---|---|---|---|---|")
     for workers, files, pages, seconds in rows:
         print(f"| {workers} | {files} | {pages} | {seconds:.1f} | {pages / seconds:.1f} |")

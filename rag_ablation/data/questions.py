@@ -195,8 +195,8 @@ def check_spans(questions: list[Question], documents: list[Document], *, seen: C
             kind = "converted text" if not q.doc.lower().endswith((".md", ".txt")) else "text"
             line = (f"{name}: stale: found on an earlier run, so the document changed since; not in the {kind} of "
                     f"{q.doc}" if q.id in seen else f"{name}: not found in the {kind} of {q.doc}")
-            near = nearest_text(texts[q.doc], span)
-            missing_span.append(line + (f"; nearest: {near!r}" if near else "; no part of it is there"))
+            nearest = nearest_text(texts[q.doc], span)
+            missing_span.append(line + (f"; nearest: {nearest!r}" if nearest else "; no part of it is there"))
     parts = []
     if missing_doc:
         parts.append(f"{len(missing_doc)} question(s) name a document not in the corpus: " + ", ".join(missing_doc))

@@ -247,7 +247,8 @@ def test_bad_span_lists_are_named(tmp_path):
 def test_each_span_of_a_list_is_checked_in_its_document(tmp_path):
     docs = [Document("t/d.md", "t", "The job runs at noon on every weekday.")]
     qs = load_questions(write(tmp_path, [SPANS]))
-    with pytest.raises(QuestionError, match=r"1 span\(s\) not in their document:\n  a \(spans\[1\]\): not found in the text of t/d.md"):
+    with pytest.raises(QuestionError,
+                       match=r"1 span\(s\) not in their document:\n  a \(spans\[1\]\): not found in the text of t/d.md"):
         check_spans(qs, docs)
 
 

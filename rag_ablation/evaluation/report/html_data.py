@@ -183,8 +183,10 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
     relevant.update(app_labels(params, run_files, checked, apps))
     answer_files = {c: read_output(answers / f"{c}.json", f"generate@{c}") for c in params.generation.configs}
     paged = {d: p for d, p in (read_provenance(documents) if documents is not None else {}).items() if p.pages}
-    spans = {c.id: (c.doc, c.start, c.end) for ch in (chunkings if paged and chunks is not None else ())
-             for c in load_chunks(chunks / f"{ch}.jsonl") if c.doc in paged}
+    spans: dict[str, tuple[str, int, int]] = {}
+    if paged and chunks is not None:
+        spans = {c.id: (c.doc, c.start, c.end) for ch in chunkings for c in load_chunks(chunks / f"{ch}.jsonl")
+                 if c.doc in paged}
     return Inputs(
         stats=read_output(stats, "stats"), judge=read_output(judge, "judge_eval"),
         rows=read_scores(scores), questions=checked,

@@ -33,8 +33,8 @@ def test_a_good_question_has_no_problems(project):
 @pytest.mark.bad_input
 def test_a_span_not_in_the_corpus_is_refused(project):
     got = problems(project, record(span="the crew counts them against the limit of thirteen bicycles"))
-    assert got == ["span not found in ferries/operations.md (as labels match it: markup, hyphens and whitespace aside): select the "
-                   "span with the mouse inside the passage, copied exactly"]
+    assert got == ["span not found in ferries/operations.md (as labels match it: markup, hyphens and whitespace "
+                   "aside): select the span with the mouse inside the passage, copied exactly"]
 
 
 @pytest.mark.bad_input
