@@ -39,7 +39,16 @@ rerun resumes it.
 In which order (``--order``, ``rag_ablation.authoring.grade_order``): ``listed`` (config then
 id), ``random`` (a seeded permutation: the default, ``DEFAULT_GRADE_ORDER``) or ``active``
 (drawn by the judge score of ``--score-judge``, read from ``--score-dir``; each grade records
-its ``sampling``, and the summary gives the weighted accuracy estimate), seeded by ``--seed``.
+its ``sampling``, and the summary gives the weighted accuracy estimate), seeded by ``--seed``. A
+session in active order resumes the sequence of draws on file (``grade_order.last_draw``): after
+``q``, Ctrl-C or a kill, the next session's first draw is numbered one after the last one saved,
+and the estimate goes on from where it stood.
+
+Progress: the header's ``[n/N]`` is the position in this session's list (the answers without a
+grade when it started); ``graded G/T in scope`` counts the grades on file for the current
+text of every answer in scope (``Session.in_scope``: the answers read, or the ``--sample``),
+whoever gave them and whenever. At the end of the list the screen says how many of them are
+graded and by whom (``end_of_list``), also when every one was graded before the session began.
 """
 from __future__ import annotations
 
@@ -49,12 +58,14 @@ import os
 import shutil
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
-from rag_ablation.authoring.grade_order import ACTIVE, LISTED, Plan, describe, estimate, make_plan, read_scores
+from rag_ablation.authoring.grade_order import (ACTIVE, LISTED, Plan, describe, estimate, last_draw, make_plan,
+                                                read_scores)
 from rag_ablation.core.config import DEFAULT_GRADE_ORDER
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.core.io import read_json
@@ -278,10 +289,13 @@ def plan_grading(items: Sequence[Item], grades: Sequence[Grade], *, sample: int 
     """The answers to show and the plan behind them: ``items`` (or their seeded sample) are the
     population; those whose ``(config, id)`` has a grade for the current answer text are left
     out unless ``regrade``; the rest come in ``order`` (``grade_order``, seeded by ``seed``;
-    ``scores`` by key for active order)."""
+    ``scores`` by key for active order). Active order continues the draws on file for this
+    population and seed (``grade_order.last_draw``)."""
     pool = sample_items(items, sample, seed=seed) if sample is not None else sorted(items, key=lambda it: it.key)
     done = set() if regrade else set(match_grades(grades, {it.key: it.answer for it in items}).verdicts)
-    plan = make_plan({it.key: it.sha256 for it in pool}, done, order=order, seed=seed, scores=scores)
+    population = {it.key: it.sha256 for it in pool}
+    after = last_draw(grades, population, seed=seed) if order == ACTIVE else 0
+    plan = make_plan(population, done, order=order, seed=seed, scores=scores, after=after)
     by_key = {it.key: it for it in pool}
     return [by_key[k] for k in plan.keys], plan
 
@@ -337,6 +351,18 @@ class Session:
     def done(self) -> int:
         """How many answers of the list have a grade for their current text."""
         return sum(1 for it in self.items if (*it.key, it.sha256) in self.grades)
+
+    def in_scope(self) -> dict[tuple[str, str], str]:
+        """Every answer in scope (the plan's population: the answers read, or the sample), key ->
+        sha256 of its current text; without a plan, the answers of the list."""
+        if self.plan is not None:
+            return self.plan.population
+        return {it.key: it.sha256 for it in self.items}
+
+    def graded_in_scope(self) -> list[Grade]:
+        """The grades on file (as last read or written) for the current text of the answers in
+        scope, whoever gave them: the progress count, graded before this session or in it."""
+        return [g for k, h in self.in_scope().items() if (g := self.grades.get((*k, h))) is not None]
 
     def note(self, text: str) -> None:
         item = self.current
@@ -404,6 +430,35 @@ def _cut(lines: list[str], n: int, width: int) -> list[str]:
     return lines[: n - 1] + [lines[n - 1][: width - 4].rstrip() + " ..."] if n > 0 else []
 
 
+def graded_by(grades: Sequence[Grade]) -> str:
+    """``'78 by maintainer-1, 2 by tess'``: how many of ``grades`` each grader gave, most first."""
+    counts = Counter(g.grader for g in grades)
+    return ", ".join(f"{n} by {who}" for who, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])))
+
+
+def progress(session: Session) -> str:
+    """``graded G/T in scope``: the grades on file for the current text of the ``T`` answers in
+    scope (short, to stay on the header line of an 80-column terminal)."""
+    return f"graded {len(session.graded_in_scope())}/{len(session.in_scope())} in scope"
+
+
+def end_of_list(session: Session) -> str:
+    """What the end of the list says (the terminal and the page): how many answers in scope are
+    graded and by whom, and what this session's list held."""
+    graded, total = session.graded_in_scope(), len(session.in_scope())
+    by = f" ({graded_by(graded)})" if graded else ""
+    if not session.items:
+        if total and len(graded) == total:
+            return f"All {total} answers in scope are graded{by}: nothing is left to grade."
+        return f"Nothing to grade: {len(graded)} of the {total} answers in scope are graded{by}."
+    skipped = len(session.skipped)
+    left = total - len(graded)
+    head = (f"End of the list: all {total} answers in scope are graded{by}." if left == 0 else
+            f"End of the list: {len(graded)} of the {total} answers in scope are graded{by}, {left} not yet.")
+    return (f"{head} This session's list held {len(session.items)}: {len(session.graded)} graded, "
+            f"{skipped} skipped (shown again next time).")
+
+
 def render(session: Session, question: Question | None, passages: Mapping[str, str], *, width: int,
            height: int, full: bool = False, message: str = "") -> list[str]:
     """The screen for the session's current answer (or the end of the list), as lines."""
@@ -413,11 +468,10 @@ def render(session: Session, question: Question | None, passages: Mapping[str, s
     n = len(session.items)
     foot = [rule, KEYS_LINE[:width], message[:width]]
     if item is None:
-        skipped = len(session.skipped)
-        return [f"End of the list: {n} answer(s), {session.done()} graded, {skipped} skipped this session.",
-                "b: back to the last answer, q: quit.", *foot]
+        return [*textwrap.wrap(end_of_list(session), width),
+                "b: back to the last answer, q: quit." if n else "q: quit.", *foot]
     head = (f"[{session.pos + 1}/{n}]  {item.config}  {item.id}  slice {item.slice}"
-            f"{'' if item.answerable else ' (unanswerable)'}  graded {session.done()}/{n}")
+            f"{'' if item.answerable else ' (unanswerable)'}  {progress(session)}")
     lines = [head[:width]]
     old, stale = session.previous_grade(item)
     if old is not None:
@@ -625,10 +679,11 @@ def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, gra
                                scores=scores)
     notes = [f"skipped {why}" for why in found.unavailable.values()]
     if not items:
-        what = (f"a sample of {sample} (seed {seed})" if sample is not None
-                else f"{len(found.items)} answer(s)")
-        nothing = (f"nothing to grade: every one of {what} has a grade for its current answer text "
-                   "(--regrade shows them again)")
+        what = (f"{len(plan.population)} answers of a sample of {sample} (seed {seed})" if sample is not None
+                else f"{len(plan.population)} answers in scope")
+        current = [g for g in given if plan.population.get(g.key) == g.answer_sha256]
+        nothing = (f"nothing to grade: all {what} have a grade for their current answer text "
+                   f"({graded_by(current)}; --regrade shows them again)")
         print("\n".join([*notes, nothing, *summary(None, found, grades, plan)]), file=stdout)
         return 0
     by_id = read_questions(questions, items)

@@ -1,22 +1,26 @@
 """The grading order and its scores (rag_ablation.authoring.grade_order), the grades file's
-``sampling`` record (rag_ablation.evaluation.judges.grades), and `rag-grade --order` end to end.
+``sampling`` record (rag_ablation.evaluation.judges.grades), an active session resumed after a
+restart or a kill, and `rag-grade --order` end to end.
 Fixtures: tests/grade_answers.py (2 configs x 4 questions)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from grade_answers import ANSWERS, grade_of, grades_file, project  # noqa: F401  (project is a fixture)
 
-from rag_ablation.authoring.grade_order import NO_SCORE, ORDERS, estimate, make_plan, read_scores
-from rag_ablation.authoring.grader import Session, load_answers, plan_grading
+from rag_ablation.authoring.grade_order import (NO_SCORE, ORDERS, describe, estimate, last_draw, make_plan,
+                                                read_scores, resume_seed)
+from rag_ablation.authoring.grader import Session, load_answers, plan_grading, progress
 from rag_ablation.core.config import DEFAULT_GRADE_ORDER, GRADE_ORDERS
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.evaluation.judges.active import active_order, sequence_estimate
 from rag_ablation.evaluation.judges.grades import Sampling, answer_sha256, load_grades, write_grades
-from tests.commands.test_grade import run_grade
+from tests.commands.test_grade import GRADE, run_grade
 
 KEYS = [(c, q) for c in ANSWERS for q in ANSWERS[c]]
 F1 = {("dense", "q1"): "0.5", ("dense", "q2"): "1.0", ("dense", "q3"): "0.0", ("dense", "q4"): "",
@@ -172,3 +176,124 @@ def test_rag_grade_default_order_is_a_seeded_permutation(project):
 
     shown = {first_shown(s) for s in ("0", "1", "2", "3")}
     assert len(shown) > 1 and first_shown("1") == first_shown("1")
+
+
+# --- an active session resumed: after a restart, and after a kill ---------------------------
+
+
+def rounded(result) -> tuple:
+    """An estimate as (draws, estimate, low, high), to 3 decimals."""
+    return (result.n, round(result.estimate, 3), round(result.low, 3), round(result.high, 3))
+
+
+def test_a_restarted_active_session_continues_its_draws_and_its_estimate(project):
+    found = load_answers(project / "data/build/answers").items
+    scores = read_scores(write_scores(project / "metrics/scores"), "token_f1")
+    path = grades_file(project)
+    truth = {k: k[1] in ("q1", "q3") for k in KEYS}
+
+    def start() -> Session:  # what rag-grade and the workbench do when they start: read the file, plan
+        on_file = load_grades(path)
+        items, plan = plan_grading(found, on_file, order="active", seed=5, scores=scores)
+        return Session(items, path, "ana", on_file, plan)
+
+    def grade(session: Session, n: int) -> None:
+        for _ in range(n):
+            session.grade("correct" if truth[session.current.key] else "incorrect")
+
+    first = start()
+    assert first.plan.after == 0
+    grade(first, 3)
+    before = estimate(load_grades(path), first.plan.population, seed=5)
+    assert rounded(before) == (3, 0.396, 0.0, 0.897)
+    del first  # dropped without a summary or anything else, as a kill drops it
+    second = start()
+    assert second.plan.after == 3 and len(second.items) == 5
+    assert [t for t, _ in sorted(second.plan.draws.values(), key=lambda d: d[0])] == [4, 5, 6, 7, 8]
+    assert estimate(second.grades.values(), second.plan.population, seed=5) == before  # not a new "1 draw"
+    assert progress(second) == "graded 3/8 in scope"  # not "0/5": the list left to grade
+    grade(second, 2)
+    records = sorted((g.sampling for g in load_grades(path)), key=lambda r: r.draw)
+    assert [r.draw for r in records] == [1, 2, 3, 4, 5]
+    # each draw knows the grades saved before it, in this session or the one before
+    assert [(r.rest, r.known_graded, r.known_correct) for r in records] == [
+        (8, 0, 0), (7, 1, 1), (6, 2, 1), (5, 3, 1), (4, 4, 2)]
+    assert rounded(estimate(load_grades(path), second.plan.population, seed=5)) == (5, 0.725, 0.015, 1.0)
+    third = start()
+    assert third.plan.after == 5 and [third.plan.draws[k][0] for k in third.plan.keys] == [6, 7, 8]
+    assert last_draw(load_grades(path), third.plan.population, seed=6) == 0  # another seed: a sequence of its own
+
+
+def test_resumed_draws_are_seeded_apart_from_the_first_ones():
+    assert resume_seed(5, 0) == 5
+    assert len({resume_seed(5, 3), resume_seed(5, 4), resume_seed(6, 3), 5}) == 4
+    population = {k: answer_sha256(ANSWERS[k[0]][k[1]]) for k in KEYS}
+    scores = {k: 0.5 for k in KEYS}
+    plan = make_plan(population, set(KEYS[:3]), order="active", seed=5, scores=scores, after=3)
+    keys = sorted(population)
+    expected = active_order([0.5] * 8, seed=resume_seed(5, 3), graded=[k in KEYS[:3] for k in keys])
+    assert plan.keys == [keys[d.index] for d in expected] and plan.after == 3
+    assert make_plan(population, set(), order="random", seed=5, after=3).after == 0  # only active order numbers draws
+
+
+def test_a_gap_left_before_a_restart_stays_a_gap_and_no_draw_number_repeats(project):
+    found = load_answers(project / "data/build/answers").items
+    scores = read_scores(write_scores(project / "metrics/scores"), "token_f1")
+    path = grades_file(project)
+    items, plan = plan_grading(found, [], order="active", seed=5, scores=scores)
+    session = Session(items, path, "ana", [], plan)
+    session.grade("correct")
+    skipped = session.current.key
+    session.skip()  # draw 2 is not graded
+    session.grade("incorrect")
+    before = estimate(load_grades(path), plan.population, seed=5)
+    assert before.n == 1
+    items, plan = plan_grading(found, load_grades(path), order="active", seed=5, scores=scores)
+    assert plan.after == 3 and len(items) == 6 and skipped in {it.key for it in items}  # drawn again, as draw 4 or later
+    resumed = Session(items, path, "ana", load_grades(path), plan)
+    resumed.grade("correct")
+    assert sorted(g.sampling.draw for g in load_grades(path)) == [1, 3, 4]
+    assert estimate(load_grades(path), plan.population, seed=5) == before  # still stops at the gap
+
+
+def test_every_answer_graded_gives_the_accuracy_exactly_not_an_estimate():
+    population = {k: answer_sha256(ANSWERS[k[0]][k[1]]) for k in KEYS}
+    grades = [grade_of(c, q, "correct" if q in ("q1", "q2") else "incorrect", grader="maintainer-1") for c, q in KEYS]
+    assert describe(estimate(grades, population, seed=0)) == (
+        "active estimate: none needed: every one of the 8 answers in scope is graded (4 correct), so their accuracy "
+        "is 0.500 exactly")
+    assert describe(estimate(grades[:7], population, seed=0)) == (
+        "active estimate: no grade in active order (seed 0) over these 8 answers yet")
+
+
+def test_rag_grade_killed_in_active_order_resumes_at_the_next_draw(project):
+    write_scores(project / "metrics/scores")
+    args = ("--grader", "ana", "--order", "active", "--seed", "1")
+    path = grades_file(project)
+    proc = subprocess.Popen([*GRADE, *args], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        proc.stdin.write("c\nw\nc\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 30
+        while not (path.is_file() and len(load_grades(path)) == 3):
+            assert time.monotonic() < deadline and proc.poll() is None, "the three grades were not written"
+            time.sleep(0.05)
+        proc.kill()  # SIGKILL: no summary, nothing tidied up
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert sorted(g.sampling.draw for g in load_grades(path)) == [1, 2, 3]
+    line = ("active estimate of the accuracy of all answers in scope: 0.653 (95% interval 0.000 to 1.000) from the "
+            "first 3 draw(s)")
+    population = {k: answer_sha256(ANSWERS[k[0]][k[1]]) for k in KEYS}
+    assert describe(estimate(load_grades(path), population, seed=1)) == line
+    res = run_grade(project, *args, input="q\n")  # restarted: the estimate is where the kill left it
+    assert res.returncode == 0, res.stderr
+    assert line in res.stdout and "graded 3/8 in scope" in res.stdout
+    res = run_grade(project, *args, input="w\nc\nq\n")
+    assert res.returncode == 0, res.stderr
+    assert sorted(g.sampling.draw for g in load_grades(path)) == [1, 2, 3, 4, 5]
+    assert "graded 5/8 in scope" in res.stdout and "from the first 5 draw(s)" in res.stdout

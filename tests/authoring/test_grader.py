@@ -8,8 +8,8 @@ from pathlib import Path
 
 from grade_answers import PASSAGES, grade_of, grades_file, project  # noqa: F401  (project is a fixture)
 
-from rag_ablation.authoring.grader import (Item, Session, equal_shares, load_answers, read_passages,
-                                                   read_questions, render, sample_items, to_grade)
+from rag_ablation.authoring.grader import (Item, Session, equal_shares, load_answers, plan_grading, read_passages,
+                                           read_questions, render, sample_items, to_grade)
 from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, match_grades, write_grades
 
 
@@ -138,3 +138,33 @@ def test_passages_are_shown_with_their_ids_and_cut_to_fit(project):
     assert "[1] t/a.md#0" in cut and any(line.endswith(" ...") for line in cut)
     whole = render(session, qs["q1"], long, width=80, height=30, full=True)
     assert len(whole) > 30 and sum(line.count("word") for line in whole) == 400
+
+
+# --- progress and the end of the list --------------------------------------------------------
+
+
+def plan_args(project: Path, path: Path, grades: list) -> tuple:
+    """A session's arguments as rag-grade makes them (listed order): the list, the file, the grader, the plan."""
+    its, plan = plan_grading(items(project), grades, order="listed")
+    return its, path, "tess", grades, plan
+
+
+def test_the_end_of_the_list_says_how_many_answers_are_graded_and_by_whom(project):
+    path = grades_file(project)
+    everything = [grade_of(c, q, "correct", grader="maintainer-1") for c, q in (it.key for it in items(project))]
+    write_grades(path, everything)
+    nothing_left = Session(*plan_args(project, path, everything))
+    screen = render(nothing_left, None, {}, width=100, height=40)
+    assert screen[:2] == ["All 8 answers in scope are graded (8 by maintainer-1): nothing is left to grade.",
+                          "q: quit."]
+    assert not any("0 answer(s)" in line for line in screen)
+
+    write_grades(path, everything[:5])  # dense q1..q4 and hybrid q1 by maintainer-1
+    session = Session(*plan_args(project, path, everything[:5]))
+    session.grade("correct")
+    session.skip()
+    session.grade("incorrect")
+    assert render(session, None, {}, width=100, height=40)[:3] == [
+        "End of the list: 7 of the 8 answers in scope are graded (5 by maintainer-1, 2 by tess), 1 not yet.",
+        "This session's list held 3: 2 graded, 1 skipped (shown again next time).",
+        "b: back to the last answer, q: quit."]

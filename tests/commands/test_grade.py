@@ -72,7 +72,8 @@ def test_nothing_to_grade_says_so_and_exits_0(project):
                  + [grade_of("dense", "q4", "correct", answer="stale text")])
     res = run_grade(project, "--config", "hybrid")
     assert res.returncode == 0, res.stderr
-    assert "nothing to grade: every one of 4 answer(s) has a grade for its current answer text" in res.stdout
+    assert "nothing to grade: all 4 answers in scope have a grade for their current answer text (4 by ana; " \
+        "--regrade shows them again)" in res.stdout
     res = run_grade(project, "--config", "dense", input="q\n")  # the stale one is shown again
     assert "[1/1]  dense  q4  slice unanswerable" in res.stdout and "STALE grade: correct by ana" in res.stdout
     assert "stale grades (for another text of a current answer: an earlier generation or another answer model; " \
@@ -121,7 +122,8 @@ def test_in_a_real_terminal_it_grades_goes_back_and_resumes(project):
         start("g")
         s = screen_with("[1/8]  dense  q1")
         assert "Which port does the ledger listen on?" in s and "Port 7443, by default." in s
-        assert "[2] t/b.md#0" in s and "Settlement starts at 02:30 UTC every night" in s and "graded 0/8" in s
+        assert "[2] t/b.md#0" in s and "Settlement starts at 02:30 UTC every night" in s
+        assert "graded 0/8 in scope" in s
         key("c")
         screen_with("[2/8]  dense  q2", "When does the nightly settlement start?", "At 02:30 UTC.", "graded 1/8")
         key("w")
@@ -142,7 +144,8 @@ def test_in_a_real_terminal_it_grades_goes_back_and_resumes(project):
         tmux("kill-session", "-t", "g")
 
         start("g")  # resumes: the graded two are not shown again, the skipped one is
-        s = screen_with("[1/6]  dense  q3", "graded 0/6")
+        # the progress counts the 2 grades on file among the 8 answers in scope, not this list's 0 of 6
+        s = screen_with("[1/6]  dense  q3  slice identifier  graded 2/8 in scope")
         key("n")
         screen_with("note for dense q3 (Enter for none):")
         tmux("send-keys", "-t", "g", "-l", "recommends --force")
