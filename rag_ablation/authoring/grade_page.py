@@ -11,7 +11,14 @@ this mode drives:
 - the same grades file, rewritten whole and atomically on every grade (``grader.Session``:
   ``write_grades``, temp file and rename), read again before each write. A server killed
   mid-save leaves the old file or the new one, never a part; the temporary file it left is
-  removed when the mode next starts (``store.remove_stale_temps``).
+  removed when the mode next starts (``store.remove_stale_temps``: one not modified for
+  ``store.STALE_SECONDS``, 60 s, or longer), and each one removed is printed (``say``, in the
+  terminal where ``rag-ablation label`` runs);
+- the same resume: active order continues the draws on file (``grade_order.last_draw``), so a
+  restarted server numbers its next draw one after the last one saved;
+- the same progress: ``graded`` counts the grades on file for the current text of every answer
+  in scope (``in_scope`` of them), not only of this session's list; at the end of the list,
+  ``end`` says how many are graded and by whom (``grader.end_of_list``).
 
 A grade or skip names the answer it is for (``config``, ``id``, ``answer_sha256``); one that is
 not the answer shown now (a second tab, a page left open across a restart) is refused with 422,
@@ -25,14 +32,14 @@ import the grader): ``rag-ablation label`` makes it and hands it to
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rag_ablation.authoring.grade_order import ACTIVE, describe, estimate, read_scores
-from rag_ablation.authoring.grader import (Answers, Session, load_answers, plan_grading, read_grades, read_passages,
-                                           read_questions, summary)
+from rag_ablation.authoring.grader import (Answers, Session, end_of_list, load_answers, plan_grading, read_grades,
+                                           read_passages, read_questions, summary)
 from rag_ablation.authoring.workbench.session import Refused, text_field
 from rag_ablation.authoring.workbench.store import remove_stale_temps
 from rag_ablation.data.questions import Question
@@ -62,8 +69,9 @@ class GradeSource:
 class GradeMode:
     """One grading session of the workbench (module docstring)."""
 
-    def __init__(self, source: GradeSource) -> None:
+    def __init__(self, source: GradeSource, say: Callable[[str], None] | None = None) -> None:
         self.source = source
+        self.say = say or (lambda line: print(line, flush=True))  # one line for the terminal
         self._session: Session | None = None
         self.found = Answers(items=[])
         self.questions: dict[str, Question] = {}
@@ -76,6 +84,9 @@ class GradeMode:
             return self._session
         src = self.source
         self.removed_temps = remove_stale_temps(src.grades)
+        for tmp in self.removed_temps:
+            self.say(f"rag-ablation label: removed {tmp}, left by a grade save that was killed (the grades file is "
+                     f"whole and keeps every grade that was acknowledged)")
         self.found = load_answers(src.answers)
         given = read_grades(src.grades)
         scores = read_scores(src.score_dir, src.score_judge) if src.order == ACTIVE else None
@@ -86,16 +97,20 @@ class GradeMode:
         return self._session
 
     def view(self) -> dict[str, Any]:
-        """What the page shows: progress, the current answer (None at the end of the list) and,
+        """What the page shows: the position in this session's list (``position`` of ``total``),
+        the grades on file for the answers in scope (``graded`` of ``in_scope``), the current
+        answer (None at the end of the list, where ``end`` says where the grading stands) and,
         in active order, the weighted estimate so far."""
         s = self.session()
-        out: dict[str, Any] = {"position": s.pos + 1, "total": len(s.items), "graded": s.done(),
-                               "order": self.source.order, "help": HELP, "cut": CUT_CHARS, "answer": None,
+        out: dict[str, Any] = {"position": s.pos + 1, "total": len(s.items), "graded": len(s.graded_in_scope()),
+                               "in_scope": len(s.in_scope()), "order": self.source.order, "help": HELP,
+                               "cut": CUT_CHARS, "answer": None, "end": None,
                                "unavailable": sorted(self.found.unavailable.values())}
         if s.plan is not None and s.plan.order == ACTIVE:
             out["estimate"] = describe(estimate(s.grades.values(), s.plan.population, seed=s.plan.seed))
         item = s.current
         if item is None:
+            out["end"] = end_of_list(s)
             return out
         q = self.questions.get(item.id)
         old, stale = s.previous_grade(item)

@@ -1,7 +1,9 @@
 """The workbench's "Grade answers" mode in headless Chromium, as a person uses it: the terminal
 grader's keys (n note, c, w, b back, p passages), the question, reference, answer and passages on
 the page, an answer holding markup shown as text, and `rag-ablation label` killed with SIGKILL
-while it rewrites the grades file: the file stays whole, and a restart resumes.
+while it rewrites the grades file: the file stays whole, a restart resumes (its progress counts the
+grades already saved) and prints the killed save's temporary file it removes; the end of the list
+when someone else graded every answer.
 
 `rag-ablation label` runs as a user runs it, in the tiny workbench project
 (tests/authoring/workbench/tiny_project.py) with the answers of tests/grade_answers.py built
@@ -20,9 +22,10 @@ import time
 from pathlib import Path
 
 import pytest
-from grade_answers import ANSWERS, QUESTIONS, make_project
+from grade_answers import ANSWERS, QUESTIONS, grade_of, make_project
 
 from commands.test_label_browser import CHROMIUM, _tiny, chromium_page, shows
+from rag_ablation.authoring.workbench.store import STALE_SECONDS
 from rag_ablation.evaluation.judges.grades import Grade, load_grades, write_grades
 
 pytestmark = [
@@ -112,14 +115,42 @@ def test_grading_in_the_browser_and_a_kill_mid_save_leaves_the_grades_file_whole
     ours = {(g.config, g.id) for g in after if g.config != "old"}
     assert sum(g.config == "old" for g in after) == OLD
     assert ours in ({("dense", "q1"), ("dense", "q2")}, {("dense", "q1"), ("dense", "q2"), ("dense", "q3")})
+    # the kill's leftover is seconds old and is kept at the restart (it may be a running save's);
+    # one older than STALE_SECONDS (60 s) is a killed save's, removed and printed
+    left = temp_files(GRADES.parent)
+    stale = GRADES.parent / ".grades.jsonl.k3j9x2.tmp"
+    stale.write_text('{"answer_sha256": "')
+    os.utime(stale, (time.time() - STALE_SECONDS - 1,) * 2)
     proc, base = start_label(tmp_path)
     try:
         with chromium_page() as page:
             open_grade_view(page, base)
             first = "q4" if ("dense", "q3") in ours else "q3"
-            assert shows(page, "#g-progress", f"[1/{8 - len(ours)}]")
+            assert shows(page, "#g-progress", f"[1/{8 - len(ours)}]  graded {len(ours)}/8 answers in scope")
             assert shows(page, "#g-answer", ANSWERS["dense"]["q4"] if first == "q4" else MARKUP)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=10)
     assert {(g.config, g.id) for g in load_grades(GRADES) if g.config != "old"} == ours
+    assert not stale.exists() and temp_files(GRADES.parent) == left
+    assert proc.stdout is not None
+    assert f"rag-ablation label: removed {stale}, left by a grade save that was killed" \
+        in proc.stdout.read()
+
+
+def test_every_answer_graded_by_a_maintainer_is_said_in_words_on_the_page(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _tiny().make_project(tmp_path)
+    make_project(tmp_path)
+    write_grades(GRADES, [grade_of(c, q, "correct", grader="maintainer-1") for c in ANSWERS for q in ANSWERS[c]])
+    proc, base = start_label(tmp_path)
+    try:
+        with chromium_page() as page:
+            page.goto(base + "/")
+            page.click("nav .tab[data-view=grade]")
+            assert shows(page, "#g-progress", "All 8 answers in scope are graded (8 by maintainer-1): nothing is "
+                                              "left to grade. (order listed)")
+            assert "0 answer(s)" not in page.text_content("#g-progress")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)

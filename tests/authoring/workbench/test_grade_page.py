@@ -3,6 +3,8 @@ the screen's content, grades written whole, the order, and refusals. Fixtures: t
 project with the answers of tests/grade_answers.py (2 configs x 4 questions) built beside it."""
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from starlette.testclient import TestClient
 
 from rag_ablation.authoring.workbench.app import create_app, own_hosts
 from rag_ablation.authoring.grade_page import GradeMode, GradeSource
+from rag_ablation.authoring.workbench.store import STALE_SECONDS
 from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, write_grades
 
 PORT = 8765
@@ -31,8 +34,8 @@ def built(bench, tmp_path):
     return bench
 
 
-def client_of(bench, grading: GradeSource | None) -> TestClient:
-    mode = GradeMode(grading) if grading is not None else None
+def client_of(bench, grading: GradeSource | None, say=None) -> TestClient:
+    mode = GradeMode(grading, say=say) if grading is not None else None
     return TestClient(create_app(bench, hosts=own_hosts(PORT), grading=mode), base_url=BASE, headers=PAGE)
 
 
@@ -82,11 +85,15 @@ def test_a_rerun_resumes_and_keeps_other_grades(built):
     assert {g.id for g in load_grades(GRADES)} == {"q1", "q2", "q9"}
 
 
-def test_active_order_records_sampling_and_shows_the_estimate(built, tmp_path):
+def write_scores(tmp_path: Path) -> None:
     scores = tmp_path / "metrics/scores"
     scores.mkdir(parents=True)
     (scores / "answers.csv").write_text("config,id,token_f1\n" + "".join(
         f"{cfg},{q},0.{i}\n" for i, (cfg, q) in enumerate((c, q) for c in ANSWERS for q in ANSWERS[c])))
+
+
+def test_active_order_records_sampling_and_shows_the_estimate(built, tmp_path):
+    write_scores(tmp_path)
     c = client_of(built, source("active", seed=3))
     view = c.post("/api/grade/next", json={}).json()
     assert "no grade in active order" in view["estimate"]
@@ -94,6 +101,65 @@ def test_active_order_records_sampling_and_shows_the_estimate(built, tmp_path):
     (g,) = load_grades(GRADES)
     assert g.sampling is not None and (g.sampling.draw, g.sampling.seed, g.sampling.population) == (1, 3, 8)
     assert "from the first 1 draw(s)" in view["estimate"]
+
+
+def test_a_restarted_server_continues_the_active_draws_the_estimate_and_the_progress(built, tmp_path):
+    write_scores(tmp_path)
+    c = client_of(built, source("active", seed=3))
+    view = c.post("/api/grade/next", json={}).json()
+    for verdict in ("correct", "incorrect"):
+        view = c.post("/api/grade/save", json={**target(view), "verdict": verdict, "note": ""}).json()
+    assert (view["position"], view["total"], view["graded"], view["in_scope"]) == (3, 8, 2, 8)
+    before = view["estimate"]
+    assert before.endswith("from the first 2 draw(s)")
+    restarted = client_of(built, source("active", seed=3))  # a new mode reads the files again, as a restart does
+    view = restarted.post("/api/grade/next", json={}).json()
+    assert (view["position"], view["total"], view["graded"], view["in_scope"]) == (1, 6, 2, 8)
+    assert view["estimate"] == before  # not "no grade" nor "1 draw": the same draws
+    restarted.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": ""})
+    assert sorted(g.sampling.draw for g in load_grades(GRADES)) == [1, 2, 3]
+
+
+def test_every_answer_graded_by_someone_else_is_said_in_words(built, tmp_path):
+    write_scores(tmp_path)
+    write_grades(GRADES, [grade_of(c, q, "correct" if q == "q1" else "incorrect", grader="maintainer-1")
+                          for c in ANSWERS for q in ANSWERS[c]])
+    view = client_of(built, source("active")).post("/api/grade/next", json={}).json()
+    assert (view["answer"], view["total"], view["graded"], view["in_scope"]) == (None, 0, 8, 8)
+    assert view["end"] == "All 8 answers in scope are graded (8 by maintainer-1): nothing is left to grade."
+    assert view["estimate"] == ("active estimate: none needed: every one of the 8 answers in scope is graded "
+                                "(2 correct), so their accuracy is 0.250 exactly")
+
+
+def test_the_end_of_a_session_says_what_is_graded_and_what_was_skipped(built):
+    c = client_of(built, source())
+    view = c.post("/api/grade/next", json={}).json()
+    assert view["end"] is None
+    for n in range(8):
+        view = (c.post("/api/grade/skip", json=target(view)) if n == 3 else
+                c.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": ""})).json()
+    assert view["answer"] is None and view["end"] == (
+        "End of the list: 7 of the 8 answers in scope are graded (7 by tess), 1 not yet. This session's list held 8: "
+        "7 graded, 1 skipped (shown again next time).")
+
+
+def test_a_killed_saves_temporary_file_is_removed_and_said_only_when_older_than_60_s(built):
+    GRADES.parent.mkdir(parents=True, exist_ok=True)
+    stale, fresh = GRADES.parent / ".grades.jsonl.k3j9x2.tmp", GRADES.parent / ".grades.jsonl.a1b2c3.tmp"
+    for tmp in (stale, fresh):
+        tmp.write_text('{"answer_sha256": "')
+    assert STALE_SECONDS == 60
+    os.utime(stale, (time.time() - 61,) * 2)
+    os.utime(fresh, (time.time() - 50,) * 2)  # perhaps another process's save, still running
+    said: list[str] = []
+    c = client_of(built, source(), say=said.append)
+    assert said == [] and stale.exists()  # the mode starts on its first request
+    c.post("/api/grade/next", json={})
+    assert said == [f"rag-ablation label: removed {stale}, left by a grade save that was killed (the grades file is "
+                    f"whole and keeps every grade that was acknowledged)"]
+    assert not stale.exists() and fresh.exists()
+    c.post("/api/grade/next", json={})
+    assert len(said) == 1
 
 
 @pytest.mark.bad_input

@@ -1,6 +1,6 @@
 "use strict";
 /* global $, el, api, show, loaders */
-// The "Grade answers" view (rag_ablation/authoring/workbench/grading.py): the terminal grader's
+// The "Grade answers" view (rag_ablation/authoring/grade_page.py): the terminal grader's
 // keys and screen in the page. Loaded after app.js, whose helpers ($, el, api, show, loaders) it
 // uses. Every text is inserted with textContent (el), never as HTML.
 
@@ -26,16 +26,17 @@ function gradeShow(data) {
   $("g-estimate").textContent = data.estimate || "";
   $("g-note").value = "";
   const order = "order " + data.order;
-  if (!G.a) {
-    $("g-progress").textContent = "End of the list: " + data.total + " answer(s), " + data.graded + " graded (" +
-      order + "). b goes back to the last answer.";
+  if (!G.a) {  // data.end: how many answers in scope are graded, and by whom (grader.end_of_list)
+    $("g-progress").textContent = data.end + (data.total ? " b goes back to the last answer." : "") + " (" + order +
+      ")";
     ["g-where", "g-previous", "g-question", "g-reference", "g-answer"].forEach((id) => { $(id).textContent = ""; });
     $("g-passages").replaceChildren();
     return;
   }
   const a = G.a;
+  // [position in this session's list / its length]; graded: the grades on file for every answer in scope
   $("g-progress").textContent = "[" + data.position + "/" + data.total + "]  graded " + data.graded + "/" +
-    data.total + " (" + order + ")";
+    data.in_scope + " answers in scope (" + order + ")";
   $("g-where").textContent = "config " + a.config + ", question " + a.id + ", slice " + a.slice +
     (a.answerable ? "" : " (unanswerable: the correct answer declines)");
   const p = a.previous;
