@@ -1,8 +1,10 @@
-"""The combined judge: a logistic regression over the judges' scores, fit on the hand grades by
-cross-fitting, so that it is reported exactly like a judge and never scores an answer with a model
-that saw that answer's grade.
+"""The combined judge: a logistic regression over the judges' scores (and the answer features,
+``judging.answer_features``, when the caller gives them), fit on the hand grades by cross-fitting,
+so that it is reported exactly like a judge and never scores an answer with a model that saw that
+answer's grade.
 
-With ``X`` the answers' scores (one column per judge, each in [0, 1]) and ``y`` the hand grades:
+With ``X`` the answers' inputs (one column per judge score or feature, each in [0, 1]) and ``y``
+the hand grades:
 
 * the model is ``P(correct | x) = 1 / (1 + exp(-(b + w . x)))``, fit by
   ``sklearn.linear_model.LogisticRegression`` (L2 penalty, ``C = 1``, lbfgs; deterministic);
@@ -21,6 +23,13 @@ With ``X`` the answers' scores (one column per judge, each in [0, 1]) and ``y`` 
 
 A fold whose training answers are all of one grade cannot fit a regression: its model predicts
 that grade's share (a constant), and its threshold follows.
+
+The veto (``veto``: the index of a column, in practice ``question_overlap`` of
+``judging.answer_features``): an answer whose value in that column is 1 (every token of it is in
+the question: a restated question, or the empty answer) gets probability 0 from every model,
+whatever the regression says; it is still fit on like any other answer. Such an answer cannot
+carry the reference's information, and a logistic model cannot learn that from grades that hold
+almost no such answer (on the 1.5B's 160 graded answers: 3, every one graded wrong).
 """
 from __future__ import annotations
 
@@ -52,19 +61,32 @@ class _Logistic:
         return np.asarray(self.model.predict_proba(x)[:, 1], dtype=float)
 
 
-def fit(x: np.ndarray, y: np.ndarray) -> _Constant | _Logistic:
-    """A logistic regression of ``y`` on ``x``, or a constant when ``y`` has one value."""
-    if y.min() == y.max():
-        return _Constant(float(y[0]))
-    return _Logistic(x, y)
+class _Vetoed:
+    """A model whose probability is 0 where column ``column`` is at least 1 (module docstring)."""
+
+    def __init__(self, inner: _Constant | _Logistic, column: int) -> None:
+        self.inner, self.column = inner, column
+        self.model = getattr(inner, "model", None)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return np.where(x[:, self.column] >= 1.0, 0.0, self.inner.predict(x))
 
 
-def _matrix(scores: Sequence[Sequence[float]]) -> np.ndarray:
+def fit(x: np.ndarray, y: np.ndarray, veto: int | None = None) -> _Constant | _Logistic | _Vetoed:
+    """A logistic regression of ``y`` on ``x``, or a constant when ``y`` has one value; with
+    ``veto``, wrapped so that answers with ``x[:, veto] >= 1`` get 0 (module docstring)."""
+    model: _Constant | _Logistic = _Constant(float(y[0])) if y.min() == y.max() else _Logistic(x, y)
+    return model if veto is None else _Vetoed(model, veto)
+
+
+def _matrix(scores: Sequence[Sequence[float]], veto: int | None = None) -> np.ndarray:
     x = np.asarray(scores, dtype=float)
     if x.ndim != 2 or x.shape[1] < 1:
         raise ValueError(f"scores must be a table of answers x judges, got shape {x.shape}")
     if not np.all(np.isfinite(x)):
         raise ValueError("the combined judge needs every judge's score on every answer")
+    if veto is not None and not 0 <= veto < x.shape[1]:
+        raise ValueError(f"veto names column {veto}, but there are {x.shape[1]} columns")
     return x
 
 
@@ -81,10 +103,11 @@ class CombinedFit:
     models: tuple[object, ...]
 
 
-def crossfit_combined(scores: Sequence[Sequence[float]], labels: Sequence[bool], *, k: int, seed: int) -> CombinedFit:
+def crossfit_combined(scores: Sequence[Sequence[float]], labels: Sequence[bool], *, k: int, seed: int,
+                      veto: int | None = None) -> CombinedFit:
     """The combined judge cross-fitted over ``k`` seeded folds of the graded answers (``k`` lowered
-    to the number of answers when there are fewer; at least 2 answers)."""
-    x = _matrix(scores)
+    to the number of answers when there are fewer; at least 2 answers); ``veto`` as ``fit``."""
+    x = _matrix(scores, veto)
     y = np.asarray(labels, dtype=int)
     if y.shape != (x.shape[0],):
         raise ValueError(f"labels must have one grade per answer ({x.shape[0]}), got {y.shape}")
@@ -97,7 +120,7 @@ def crossfit_combined(scores: Sequence[Sequence[float]], labels: Sequence[bool],
     thresholds, models = [], []
     for f in range(k):
         train, test = folds != f, folds == f
-        model = fit(x[train], y[train])
+        model = fit(x[train], y[train], veto)
         t = best_threshold(model.predict(x[train]), y[train].astype(bool))
         out[test] = model.predict(x[test])
         verdicts[test] = out[test] >= t
@@ -113,10 +136,11 @@ def predict_unlabeled(fitted: CombinedFit, scores: Sequence[Sequence[float]]) ->
     return np.column_stack([m.predict(x) for m in fitted.models])  # type: ignore[attr-defined]
 
 
-def fit_all(scores: Sequence[Sequence[float]], labels: Sequence[bool]) -> tuple[object, float]:
+def fit_all(scores: Sequence[Sequence[float]], labels: Sequence[bool],
+            veto: int | None = None) -> tuple[object, float]:
     """One model on every graded answer and the threshold chosen on its fitted probabilities:
-    for answers without a grade only (module docstring)."""
-    x = _matrix(scores)
+    for answers without a grade only (module docstring); ``veto`` as ``fit``."""
+    x = _matrix(scores, veto)
     y = np.asarray(labels, dtype=int)
-    model = fit(x, y)
+    model = fit(x, y, veto)
     return model, best_threshold(model.predict(x), y.astype(bool))

@@ -6,7 +6,8 @@ Records are plain dicts (written as JSON by the stage, read by
 
 * a canary row: ``id``, ``kind`` (``CANARY_KINDS``), ``text``, ``verdict_<judge>``
   (``correct``, ``incorrect`` or ``invalid``) and ``score_<judge>`` (the judge's score in [0, 1],
-  None when it gave none) for every judge run;
+  None when it gave none) for every judge run, and the canary's answer features (``new_f1``,
+  ``question_overlap``: ``judging.answer_features``);
 * a pair row: ``id``, the two raw replies (``x_first_reply``: the x answer in slot A;
   ``y_first_reply``: swapped), which answer each order picked (``x_first_pick``,
   ``y_first_pick``: the x or y name, None when the reply was not A or B), ``winner`` (a name
@@ -24,8 +25,8 @@ from rag_ablation.core.config import LlmConfig
 from rag_ablation.core.io import read_json
 from rag_ablation.data.questions import Question
 from rag_ablation.llm.generation import answer_questions
-from rag_ablation.evaluation.judges.judging import (CANARY_KINDS, VERDICT_NAMES, Item, JudgeFn, PairResult, canaries,
-                                                    compare_both_orders, padded)
+from rag_ablation.evaluation.judges.judging import (CANARY_KINDS, VERDICT_NAMES, Item, JudgeFn, PairResult,
+                                                    answer_features, canaries, compare_both_orders, padded)
 from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.llm.client.registry import backend_from_config
@@ -37,7 +38,8 @@ BIAS_TESTS_UNAVAILABLE = "the bias tests need the llm judge, and it is not avail
 def canary_rows(graded: Sequence[str], questions: Mapping[str, Mapping[str, Any]],
                 judges: Mapping[str, JudgeFn]) -> list[dict[str, Any]]:
     """Every canary of every graded question (in ``graded`` order, kinds in ``CANARY_KINDS``
-    order), judged by every judge."""
+    order), judged by every judge, with its ``answer_features`` (``new_f1``, ``question_overlap``:
+    what the combined judge reads besides the judges' scores)."""
     items, keys = [], []
     for qid in graded:
         q = questions[qid]
@@ -47,7 +49,8 @@ def canary_rows(graded: Sequence[str], questions: Mapping[str, Mapping[str, Any]
     results = {name: judge(items) for name, judge in judges.items()}
     return [{"id": qid, "kind": kind, "text": text,
              **{f"verdict_{n}": VERDICT_NAMES[v[i].verdict] for n, v in results.items()},
-             **{f"score_{n}": v[i].score for n, v in results.items()}}
+             **{f"score_{n}": v[i].score for n, v in results.items()},
+             **answer_features(items[i].question, items[i].reference, text)}
             for i, (qid, kind, text) in enumerate(keys)]
 
 

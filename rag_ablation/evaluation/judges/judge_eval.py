@@ -40,8 +40,10 @@ A hand grade counts only for the exact answer text it was given for (``grades.ma
   (cross-fitted on graded answers, from the all-grades threshold elsewhere) make the judge's
   failure tables; without any scored judge the primary is the best by fixed-threshold kappa.
   PPI++ per config also runs on each judge's score, and cross-PPI on the combined judge's.
-* Canaries: per judge and kind, the share accepted; ``canary_flags`` names every judge that
-  accepts a canary that must be rejected. Bias: for the length pairs, the
+* Canaries: per judge and kind, the share accepted, for every judge of ``judge.judges`` and the
+  combined judge (``combined_canaries``: its all-grades model on each canary, as on any answer
+  without a grade); ``canary_flags`` names every one of them that accepts a canary that must be
+  rejected. Bias: for the length pairs, the
   position-consistency rate, the first-slot win rate (Wilson) and wins of the long and short
   answers (a win counts only when both orders agree); self-preference when two answer models
   were configured, else "not measured".
@@ -63,6 +65,7 @@ from rag_ablation.evaluation.judges.agreement import agreement, disagreements
 from rag_ablation.evaluation.judges.canaries import canary_rates
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
 from rag_ablation.evaluation.judges.grades import Grade, match_hashes
+from rag_ablation.evaluation.judges.judging import ANSWER_FEATURES
 from rag_ablation.evaluation.judges.ppi_check import split_half_check, split_half_scores
 from rag_ablation.evaluation.judges.scored import COMBINED, ScoredJudges, roc_rows, score_judges
 from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_bootstrap_ci, paired_counts,
@@ -134,7 +137,8 @@ def score_accuracy(config: str, ids: Sequence[str], hand: Mapping[str, bool], sc
                                            np.asarray([scored.fold_scores[(config, i)] for i in unlabeled]),
                                            confidence=settings.confidence).as_dict()
         check, reason = split_half_scores(hand, features=feats, folds=folds, seed=settings.seed,
-                                          splits=settings.ppi_splits, confidence=settings.confidence)
+                                          splits=settings.ppi_splits, confidence=settings.confidence,
+                                          veto=scored.veto)
     else:
         raw = {i: scores.get((config, i)) for i in ids}
         values = {i: float(v) for i, v in raw.items() if v is not None}
@@ -167,6 +171,24 @@ def canary_flags(canaries: Mapping[str, Any]) -> list[dict[str, Any]]:
                 flags.append({"judge": judge, "kind": kind, "accepted": rate["accepted"],
                               "accepted_count": rate["accepted_count"], "n": rate["n"]})
     return flags
+
+
+def combined_canaries(scored: ScoredJudges, checks: Mapping[str, Any], confidence: float) -> dict[str, Any]:
+    """The combined judge's canary rates (kind -> ``CanaryRate.as_dict()``), each canary judged as
+    an answer without a grade (``ScoredJudges.judge_items``: the all-grades model and threshold,
+    the veto included); a canary missing an input (a judge gave it no score) counts as invalid.
+    ``{"status": "unavailable", "reason"}`` when there is no combined judge or no canary."""
+    if scored.model is None:
+        reason = (scored.detail.get(COMBINED) or {}).get("reason") or "no combined judge"
+        return {"status": "unavailable", "reason": reason}
+    items = checks["canaries"]["items"]
+    if not items:
+        return {"status": "unavailable", "reason": "no graded question"}
+    by_kind: dict[str, list[bool | None]] = {k: [] for k in checks["canaries"]["kinds"]}
+    for it, judged in zip(items, scored.judge_items(items)):
+        by_kind[it["kind"]].append(None if judged is None else judged[1])
+    by_kind = {k: v for k, v in by_kind.items() if v}
+    return {k: r.as_dict() for k, r in canary_rates(by_kind, confidence=confidence).items()}
 
 
 def _available_judges(judgment: Mapping[str, Any]) -> list[str]:
@@ -317,6 +339,7 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
     hashes: dict[tuple[str, str], str] = {}
     judge_verdicts: dict[str, dict[tuple[str, str], bool | None]] = {j: {} for j in judges}
     judge_scores: dict[str, dict[tuple[str, str], float | None]] = {j: {} for j in judges}
+    answer_features: dict[tuple[str, str], dict[str, float]] = {}
     available: dict[str, set[str]] = {}
     for config, jd in judgments.items():
         if jd.get("status") != "ok":
@@ -325,6 +348,8 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
         available[config] = set(_available_judges(jd))
         for r in jd["verdicts"]:
             hashes[(config, r["id"])] = r["answer_sha256"]
+            if r.get("features"):
+                answer_features[(config, r["id"])] = r["features"]
         for j in judges:
             if j in available[config]:
                 for i, v in verdicts_of(jd, j).items():
@@ -343,7 +368,7 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
 
     scored = score_judges(judges=judges, scores=judge_scores, hand=hand, answers=sorted(hashes),
                           folds=threshold_folds, seed=settings.seed, resamples=settings.resamples,
-                          confidence=settings.confidence)
+                          confidence=settings.confidence, features=answer_features)
     detail["scores"] = scored.detail
 
     by_config: dict[str, list[Mapping[str, Any]]] = {}
@@ -440,6 +465,7 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
             by_kind = {k: v for k, v in by_kind.items() if v}
             detail["canaries"][j] = ({k: r.as_dict() for k, r in canary_rates(by_kind, confidence=settings.confidence).items()}
                                      if by_kind else {"status": "unavailable", "reason": "no graded question"})
+        detail["canaries"][COMBINED] = combined_canaries(scored, checks, settings.confidence)
         length = checks.get("length") or {}
         detail["bias"]["length"] = (length_bias(length["pairs"], settings.confidence) if length.get("status") == "ok"
                                     else {"status": length.get("status"), "reason": length.get("reason")})
@@ -457,10 +483,14 @@ def verdict_fields(judges: Sequence[str]) -> list[str]:
 
 def canary_file(checks: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
     """The canary file's rows and columns from the ``judge_checks`` output: each canary's id,
-    kind and text, and each judge that ran its verdict and score (``score_text``)."""
+    kind and text, each judge that ran its verdict and score (``score_text``), and the answer
+    features the combined judge reads (``new_f1``, ``question_overlap``) when the file has them."""
     ran = [j for j in checks["judges"] if checks["judges"][j]["status"] == "ok"]
-    rows = [{**it, **{f"score_{j}": score_text(it.get(f"score_{j}")) for j in ran}} for it in checks["canaries"]["items"]]
-    return rows, ["id", "kind", "text", *(c for j in ran for c in (f"verdict_{j}", f"score_{j}"))]
+    items = checks["canaries"]["items"]
+    feats = [f for f in ANSWER_FEATURES if items and all(f in it for it in items)]
+    rows = [{**it, **{f"score_{j}": score_text(it.get(f"score_{j}")) for j in ran},
+             **{f: score_text(it[f]) for f in feats}} for it in items]
+    return rows, ["id", "kind", "text", *(c for j in ran for c in (f"verdict_{j}", f"score_{j}")), *feats]
 
 
 def score_text(v: float | None) -> str:

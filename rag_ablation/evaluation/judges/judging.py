@@ -24,6 +24,12 @@ the first reply token's log probabilities (``label_probability``, with ``judge.t
 alternatives). A backend or model that returns no probabilities gives the reply's verdict with
 no score (``None``), never a made-up one.
 
+Every answer also gets two **answer features** (``answer_features``), kept beside the verdicts
+for the combined judge (``evaluation.judges.combined``): ``new_f1``, the token F1 against the
+reference over the tokens the question does not contain (what the answer adds to the question),
+and ``question_overlap``, the share of the answer's tokens that are in the question (1 for an
+answer that adds nothing to it, the empty answer included).
+
 Availability (``judge_availability``): which of the judges named in ``judge.judges`` can run
 with the judge's LLM config, and the status and reason each stage records for each judge. The
 judge-free judges always run; the LLM judge is unavailable when its backend is ``none``.
@@ -36,13 +42,14 @@ disagreement or invalid reply is a tie.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rag_ablation.core.config import LlmConfig
 from rag_ablation.core.errors import lookup
-from rag_ablation.evaluation.scoring.answer_measures import contains_reference, token_f1
+from rag_ablation.evaluation.scoring.answer_measures import contains_reference, normalize_answer, token_f1
 from rag_ablation.evaluation.judges.grades import answer_sha256
 from rag_ablation.llm.client.concurrent import chat_many
 from rag_ablation.llm.client.prompt_cache import CachedLLM
@@ -165,6 +172,33 @@ def grading_messages(template: str, item: Item) -> list[dict[str, str]]:
     return user_messages(fill(template, question=item.question, reference=item.reference, answer=item.answer))
 
 
+ANSWER_FEATURES = ("new_f1", "question_overlap")
+"""The answer features of ``answer_features``, in the order the combined judge reads them."""
+
+
+def answer_features(question: str, reference: str, answer: str) -> dict[str, float]:
+    """What the answer adds to the question, from the SQuAD-normalized tokens (``normalize_answer``:
+    lower case, punctuation and articles removed) of the three texts, with ``Q`` the question's
+    token set:
+
+    * ``new_f1``: token F1 (multiset overlap, as ``token_f1``) between the answer's tokens not in
+      ``Q`` and the reference's tokens not in ``Q``; 0 when either has none. A restated question
+      scores 0 however many words it shares with the reference;
+    * ``question_overlap``: the share of the answer's tokens that are in ``Q``; 1 for an answer
+      with no token (nothing added)."""
+    q = set(normalize_answer(question).split())
+    a = normalize_answer(answer).split()
+    new_a = [t for t in a if t not in q]
+    new_r = [t for t in normalize_answer(reference).split() if t not in q]
+    common = sum((Counter(new_a) & Counter(new_r)).values())
+    if common:
+        p, r = common / len(new_a), common / len(new_r)
+        f1 = 2 * p * r / (p + r)
+    else:
+        f1 = 0.0
+    return {"new_f1": f1, "question_overlap": (len(a) - len(new_a)) / len(a) if a else 1.0}
+
+
 def build_judges(names: Sequence[str], *, token_f1_threshold: float,
                  llm: Callable[[], JudgeFn] | None) -> dict[str, JudgeFn]:
     """The judges named in params, from the registry. ``llm`` makes the LLM judge (None when no
@@ -190,19 +224,23 @@ VERDICT_NAMES = {True: "correct", False: "incorrect", None: "invalid"}
 class JudgedAnswers:
     """Every judge's verdicts on a list of answer records (``judge_answers``): ``ids`` and
     ``answers`` hold the records' question ids and answer texts, in record order, and
-    ``verdicts`` maps each judge's name to one verdict per record, in the same order."""
+    ``verdicts`` maps each judge's name to one verdict per record, in the same order;
+    ``features`` holds each record's ``answer_features`` (empty: none computed)."""
 
     ids: tuple[str, ...]
     answers: tuple[str, ...]
     verdicts: Mapping[str, Sequence[Verdict]]
+    features: tuple[Mapping[str, float], ...] = ()
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per record, as the judge stage writes it: ``id``, ``answer_sha256`` (of the
         answer text judged) and, per judge, ``{"verdict": correct|incorrect|invalid, "detail":
-        <the LLM's reply, or the judge-free judge's score>, "score": <in [0, 1], or null>}``."""
+        <the LLM's reply, or the judge-free judge's score>, "score": <in [0, 1], or null>}``, and
+        ``features``: the record's ``answer_features`` (when computed)."""
         return [{"id": qid, "answer_sha256": answer_sha256(answer),
                  **{name: {"verdict": VERDICT_NAMES[vs[i].verdict], "detail": vs[i].detail, "score": vs[i].score}
-                    for name, vs in self.verdicts.items()}}
+                    for name, vs in self.verdicts.items()},
+                 **({"features": dict(self.features[i])} if self.features else {})}
                 for i, (qid, answer) in enumerate(zip(self.ids, self.answers))]
 
     def unscored(self) -> dict[str, int]:
@@ -223,11 +261,12 @@ def judge_answers(records: Sequence[Mapping[str, Any]], questions: Mapping[str, 
                   judges: Mapping[str, JudgeFn]) -> JudgedAnswers:
     """Every judge of ``judges`` on every answer record (``id`` and ``answer``, as a generate
     output holds them), against its question's ``question`` and reference ``answer`` in
-    ``questions`` (question id -> question record)."""
+    ``questions`` (question id -> question record), with each answer's ``answer_features``."""
     items = [Item(question=questions[r["id"]]["question"], reference=questions[r["id"]]["answer"], answer=r["answer"])
              for r in records]
     return JudgedAnswers(ids=tuple(r["id"] for r in records), answers=tuple(r["answer"] for r in records),
-                         verdicts={name: judge(items) for name, judge in judges.items()})
+                         verdicts={name: judge(items) for name, judge in judges.items()},
+                         features=tuple(answer_features(it.question, it.reference, it.answer) for it in items))
 
 
 def unscored_note(unscored: int | None, total: int, *, top_logprobs: int) -> str | None:

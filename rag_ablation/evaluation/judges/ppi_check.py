@@ -99,14 +99,15 @@ def split_half_check(hand: Mapping[str, bool], judge: Mapping[str, Verdict], *, 
 
 def split_half_scores(hand: Mapping[str, bool], score: Mapping[str, float] | None = None, *,
                       features: Mapping[str, Sequence[float]] | None = None, folds: int = 5, seed: int = 0,
-                      splits: int = 200, confidence: float = 0.95,
-                      labelled: int | None = None) -> tuple[dict[str, Any] | None, str | None]:
+                      splits: int = 200, confidence: float = 0.95, labelled: int | None = None,
+                      veto: int | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """The check with a score as PPI++'s prediction: ``score`` (answer id -> a judge's score in
     [0, 1], fit on no grade) through ``accuracy.ppi_accuracy_scores``; or ``features`` (answer id
     -> every judge's score) for the combined judge, cross-fitted in ``folds`` folds (seeded by
     the split's seed) on the labelled half alone and applied to the held-back half through
     ``accuracy.crossppi_accuracy`` (module docstring). Exactly one of the two is given.
-    ``labelled``: how many grades each split keeps (default half; at least 2, leaving at least 2)."""
+    ``labelled``: how many grades each split keeps (default half; at least 2, leaving at least 2).
+    ``veto``: the combined judge's veto column among ``features`` (``combined.fit``)."""
     if (score is None) == (features is None):
         raise ValueError("give either score or features")
     known = score if score is not None else features
@@ -123,7 +124,7 @@ def split_half_scores(hand: Mapping[str, bool], score: Mapping[str, float] | Non
     def combined(labelled: list[str], held: list[str]) -> PPIAccuracy:
         assert features is not None
         fitted = crossfit_combined([features[i] for i in labelled], [hand[i] for i in labelled], k=folds,
-                                   seed=seed)
+                                   seed=seed, veto=veto)
         return crossppi_accuracy([hand[i] for i in labelled], fitted.scores,
                                  predict_unlabeled(fitted, [features[i] for i in held]), confidence=confidence)
 

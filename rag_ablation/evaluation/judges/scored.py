@@ -18,7 +18,13 @@ A judge without a score on some graded answer (an LLM backend without token prob
 
 ``combined``: the logistic regression over the scored judges' scores (``combined``), when at least
 two judges are scored on every answer, reported exactly like a judge (its out-of-fold scores give
-its AUC and ROC).
+its AUC and ROC). When every answer has its answer features (``features``: ``new_f1`` and
+``question_overlap`` of ``judging.answer_features``, which the judge stage writes beside the
+verdicts), they are inputs too, and ``question_overlap`` is the model's veto: an answer that adds
+no word to the question gets probability 0 (``combined`` module docstring). Without them (judge
+files written before features were kept) the inputs are the scores alone, and ``features_note``
+says why. ``inputs`` lists the columns in order; ``judge_items`` gives the all-grades model's
+score and verdict on made-up answers (the canaries), as on any answer without a grade.
 
 ``primary``: the judge, or ``combined``, with the highest cross-fitted kappa (ties: the order of
 ``judge.judges``, combined last). ``verdicts_for(name)`` gives its verdict and score on every
@@ -36,24 +42,51 @@ import numpy as np
 
 from rag_ablation.evaluation.judges.agreement import agreement
 from rag_ablation.evaluation.judges.combined import crossfit_combined, fit_all, predict_unlabeled
+from rag_ablation.evaluation.judges.judging import ANSWER_FEATURES
 from rag_ablation.evaluation.judges.thresholds import auc_interval, best_threshold, crossfit_verdicts, roc_points
 
 Key = tuple[str, str]
 COMBINED = "combined"
 """The combined judge's name in the outputs (never a name in ``judge.judges``)."""
+VETO_FEATURE = "question_overlap"
+"""The answer feature whose value 1 makes the combined judge's probability 0 (``combined.fit``)."""
 
 
 @dataclass
 class ScoredJudges:
     """The result (module docstring): ``detail`` for judge_detail.json, ``roc`` rows for the plot,
     ``chosen``: name -> answer key -> (score, verdict) on every answer, ``features``: answer key
-    -> the scored judges' scores (the combined judge's inputs), ``primary``."""
+    -> the combined judge's inputs (``inputs``: the scored judges' scores, then the answer features
+    when every answer has them), ``veto``: the column of ``VETO_FEATURE`` among them (None without
+    features), ``model`` and ``threshold``: the all-grades model and its threshold, ``primary``."""
 
     detail: dict[str, Any] = field(default_factory=dict)
     chosen: dict[str, dict[Key, tuple[float, bool]]] = field(default_factory=dict)
     features: dict[Key, tuple[float, ...]] = field(default_factory=dict)
     fold_scores: dict[Key, tuple[float, ...]] = field(default_factory=dict)
     primary: str | None = None
+    inputs: tuple[str, ...] = ()
+    veto: int | None = None
+    model: object | None = None
+    threshold: float | None = None
+
+    def judge_items(self, items: Sequence[Mapping[str, Any]]) -> list[tuple[float, bool] | None]:
+        """The combined judge's ``(score, verdict)`` on answers without a grade given as rows with
+        ``score_<judge>`` for each scored judge and the answer features by name (the canary rows of
+        ``judge_checks``): the all-grades model and threshold, as for every ungraded answer; None
+        for a row missing an input (a judge gave no score). Raises ValueError when there is no
+        combined judge."""
+        if self.model is None or self.threshold is None:
+            raise ValueError("there is no combined judge (fewer than two judges scored on every answer)")
+        out: list[tuple[float, bool] | None] = []
+        for it in items:
+            x = [it.get(name if name in ANSWER_FEATURES else f"score_{name}") for name in self.inputs]
+            if any(v is None for v in x):
+                out.append(None)
+                continue
+            p = float(self.model.predict(np.asarray([x], dtype=float))[0])  # type: ignore[attr-defined]
+            out.append((p, p >= self.threshold))
+        return out
 
 
 def _report(name: str, graded: Sequence[Key], scores: Sequence[float], verdicts: Sequence[bool],
@@ -68,9 +101,10 @@ def _report(name: str, graded: Sequence[Key], scores: Sequence[float], verdicts:
 
 def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, float | None]],
                  hand: Mapping[Key, bool], answers: Sequence[Key], folds: int, seed: int, resamples: int,
-                 confidence: float) -> ScoredJudges:
+                 confidence: float, features: Mapping[Key, Mapping[str, float]] | None = None) -> ScoredJudges:
     """Everything of the module docstring. ``scores``: judge -> answer key -> score (a judge
-    absent, or an answer missing, means no score); ``answers``: every answer key of the run."""
+    absent, or an answer missing, means no score); ``answers``: every answer key of the run;
+    ``features``: answer key -> its answer features by name (``judging.ANSWER_FEATURES``)."""
     out = ScoredJudges(detail={"judges": {}, COMBINED: None, "primary": None, "folds": folds, "seed": seed})
     graded = sorted(k for k in hand if k in set(answers))
     labels = [hand[k] for k in graded]
@@ -103,17 +137,29 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
         if all(js.get(k) is not None for k in answers):
             scored.append(j)
     if len(scored) >= 2:
-        out.features = {k: tuple(float(scores[j][k]) for j in scored) for k in answers}  # type: ignore[arg-type]
+        missing = [k for k in answers if any((features or {}).get(k, {}).get(f) is None for f in ANSWER_FEATURES)]
+        extra = ANSWER_FEATURES if not missing else ()
+        out.inputs = (*scored, *extra)
+        out.veto = out.inputs.index(VETO_FEATURE) if extra else None
+        out.features = {k: (*(float(scores[j][k]) for j in scored),  # type: ignore[arg-type]
+                            *(float(features[k][f]) for f in extra))  # type: ignore[index]
+                        for k in answers}
         x = [out.features[k] for k in graded]
-        fitted_c = crossfit_combined(x, labels, k=folds, seed=seed)
+        fitted_c = crossfit_combined(x, labels, k=folds, seed=seed, veto=out.veto)
         entry = _report(COMBINED, graded, fitted_c.scores, fitted_c.verdicts, labels, fitted_c.thresholds,
                              resamples=resamples, seed=seed, confidence=confidence)
-        model, t_all = fit_all(x, labels)
+        model, t_all = fit_all(x, labels, veto=out.veto)
+        out.model, out.threshold = model, t_all
+        if missing:
+            entry["features_note"] = (f"no answer features on {len(missing)} of {len(answers)} answers (e.g. "
+                                      f"{missing[0][0]}/{missing[0][1]}): judge files from before they were kept; "
+                                      "the judges' scores alone, with no veto (rerun the judge stages)")
         ungraded = [k for k in answers if k not in hand]
         p_all = model.predict(np.asarray([out.features[k] for k in ungraded], dtype=float)) if ungraded else []  # type: ignore[attr-defined]
         folds_u = predict_unlabeled(fitted_c, [out.features[k] for k in ungraded]) if ungraded else np.empty((0, 0))
         out.fold_scores = {k: tuple(float(v) for v in row) for k, row in zip(ungraded, folds_u)}
-        entry.update(threshold=t_all, inputs=scored, coefficients=_coefficients(model, scored))
+        entry.update(threshold=t_all, inputs=list(out.inputs), veto=None if out.veto is None else VETO_FEATURE,
+                     coefficients=_coefficients(model, out.inputs))
         out.detail[COMBINED] = entry
         kappas[COMBINED] = entry["crossfit"]["kappa"]["estimate"]
         out.chosen[COMBINED] = {**{k: (s_, v) for k, s_, v in zip(graded, fitted_c.scores, fitted_c.verdicts)},

@@ -54,7 +54,7 @@ from rag_ablation.core.config import Params, StatsConfig
 from rag_ablation.core.errors import InvalidData
 from rag_ablation.core.io import numbered_json_lines, read_output, string_record_problems
 from rag_ablation.data.questions import Question, load_questions
-from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS, grades_text
+from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS, canary_judges, grades_text
 from rag_ablation.evaluation.scoring.foreign import foreign_relevant
 from rag_ablation.evaluation.report.metrics_view import (answer_comparison as read_answer_comparison, available,
                                                          calibration, canary_results, change_of, change_verdict,
@@ -530,13 +530,17 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str], answered: Seque
     acceptance; the position-consistency test (judge_eval's length pairs); the hand grades' counts
     in words (``judge_report.grades_text``: what stale and unknown grades are), and whether any
     matches (``no_grades``: then a judge's card gives no reason of its own, the one line says it);
-    ``not_judged``: :func:`not_judged_text` of the answered configs (``generation.configs``)."""
+    ``not_judged``: :func:`not_judged_text` of the answered configs (``generation.configs``). After
+    ``judges``, a card for every other judge judge_eval canary-tested (the combined judge: its
+    canaries, and where its agreement is shown, as it has no fixed-threshold calibration)."""
     no_grades = not (judge.get("grades") or {}).get("matching")
     panel = []
-    for j in judges:
+    for j in canary_judges(judge, judges):
         c = calibration(judge, j)
         entry: Json = {"judge": j}
-        if is_calibrated(c):
+        if j not in judges:
+            entry["reason"] = "a model over the judges' scores: its agreement is under Judges by their scores"
+        elif is_calibrated(c):
             entry.update(confusion={k: c["confusion"].get(k) for k in ("tp", "fp", "fn", "tn", "invalid", "n")},
                          kappa=_estimate(c.get("kappa")), accuracy=_estimate(c.get("accuracy")))
         elif not no_grades:

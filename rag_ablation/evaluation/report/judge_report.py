@@ -280,10 +280,18 @@ def canary_flag_lines(detail: Detail) -> list[str]:
             "of answer." for f in detail.get("canary_flags") or []]
 
 
+def canary_judges(detail: Detail, judges: Sequence[str]) -> list[str]:
+    """The judges of the canary table: ``judges`` (``judge.judges``), then every other judge
+    judge_eval tested (the combined judge), in its order."""
+    return [*judges, *(j for j in detail.get("canaries", {}) if j not in judges)]
+
+
 def canary_section(detail: Detail, judges: Sequence[str]) -> str:
+    """The canary table of every judge of ``canary_judges`` (the combined judge included), the
+    bold warnings above it."""
     rows = []
     n = next((r["n"] for c in detail["canaries"].values() if c and "status" not in c for r in c.values()), None)
-    for j in judges:
+    for j in canary_judges(detail, judges):
         c = canary_results(detail, j)
         if c is None:
             rows.append([f"`{j}`", "n/a", "", "", canaries_not_run_reason(detail, j)])

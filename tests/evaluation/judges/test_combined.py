@@ -56,3 +56,21 @@ def test_one_grade_only_gives_a_constant_model():
 def test_a_missing_score_is_refused():
     with pytest.raises(ValueError, match="every judge's score"):
         cb.crossfit_combined([[0.1, float("nan")], [0.2, 0.3]], [True, False], k=2, seed=0)
+
+
+def test_the_veto_column_makes_an_answer_that_adds_nothing_incorrect():
+    # column 0: a score that separates the grades; column 1: question_overlap. The restated
+    # question (last row of ``probe``) scores as high as the best correct answer.
+    x, y = _judges(n=60, seed=1)
+    x = np.column_stack([x[:, 0], np.full(60, 0.3)])
+    probe = np.array([[0.9, 0.3], [0.9, 1.0]])
+    plain, t = cb.fit_all(x, y)
+    vetoed, t_v = cb.fit_all(x, y, veto=1)
+    assert plain.predict(probe)[1] >= t  # without the veto the restated question is accepted
+    assert plain.predict(probe)[0] == pytest.approx(vetoed.predict(probe)[0]) and t == t_v
+    assert vetoed.predict(probe)[1] == 0.0 and vetoed.predict(probe)[1] < t_v
+    fit = cb.crossfit_combined(np.vstack([x, probe]), [*y, True, False], k=4, seed=0, veto=1)
+    assert fit.scores[-1] == 0.0 and fit.verdicts[-1] is False
+    assert (cb.predict_unlabeled(fit, probe)[1] == 0.0).all()
+    with pytest.raises(ValueError, match="veto names column 2"):
+        cb.fit_all(x, y, veto=2)

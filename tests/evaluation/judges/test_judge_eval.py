@@ -10,6 +10,7 @@ from rag_ablation.evaluation.report.judge_report import render_answers
 from rag_ablation.evaluation.statistics.inference import wilson_interval
 
 SETTINGS = StatsConfig(resamples=500, seed=0)
+FAST = StatsConfig(resamples=200, seed=0, ppi_splits=10)
 
 
 def pair(x_pick, y_pick):
@@ -363,3 +364,91 @@ def test_ppi_says_why_it_does_not_run():
     assert no_ppi_reason(79, 1) == "1 answer without a hand grade: PPI++ needs at least 2"
     assert no_ppi_reason(1, 50) == "fewer than 2 hand grades"
     assert no_ppi_reason(2, 2) is None
+
+
+def restated_fixture(n=24):
+    """One config, ``n`` questions "Which port does service X listen on?" (reference "Service X
+    listens on port P."), every answer graded: correct ones say "It is port P." (k % 3 != 0), wrong
+    ones name another port. Judges: the real ``token_f1`` and a stand-in ``llm`` whose score is 0.3
+    for an answer naming a wrong port and 0.9 for anything else (as the 1.5B's P(CORRECT) is high
+    for any answer that is not plainly wrong). Canaries for the first 6 questions, with the
+    judge_checks rows (answer features included). The question repeated shares "port",
+    "service", "X" and "on" with the reference: token F1 0.615, above every real answer's (0.4
+    right, 0.2 wrong)."""
+    from rag_ablation.evaluation.judges.judge_checks import canary_rows
+    from rag_ablation.evaluation.judges.judging import CANARY_KINDS, Verdict, f1_judge, judge_answers
+
+    questions = {f"q{k:02d}": {"question": f"Which port does service svc{k:02d} listen on?",
+                               "answer": f"Service svc{k:02d} listens on port {8000 + k}."} for k in range(n)}
+    good = {i: k % 3 != 0 for k, i in enumerate(questions)}
+    records = [{"id": i, "answer": f"It is port {(8000 if good[i] else 9000) + k}."} for k, i in enumerate(questions)]
+
+    def llm(items):
+        return [Verdict(True, "", 0.3 if " 9" in it.answer else 0.9) for it in items]
+
+    judges = {"llm": llm, "token_f1": f1_judge(0.5)}
+    ok = {"llm": {"status": "ok"}, "token_f1": {"status": "ok"}}
+    judgments = {"c": {"status": "ok", "reason": None, "judges": ok,
+                       "verdicts": judge_answers(records, questions, judges).rows()}}
+    grades = [Grade(answer_sha256(r["answer"]), "c", "t", r["id"], "", "correct" if good[r["id"]] else "incorrect")
+              for r in records]
+    answer_rows = [{"config": "c", "id": i, "slice": "main", "answerable": 1, "refusal": 0, "relevant_in_prompt": 1}
+                   for i in questions]
+    retrieval_rows = [{"config": "c", "id": i, "answerable": 1, "top_score": 0.5} for i in questions]
+    canaried = sorted(questions)[:6]
+    checks = {"judges": ok, "canaries": {"kinds": list(CANARY_KINDS), "questions": canaried,
+                                         "items": canary_rows(canaried, questions, judges)},
+              "length": {"status": "unavailable", "reason": "no llm"}, "self_preference": None}
+    return answer_rows, retrieval_rows, judgments, grades, checks
+
+
+def test_the_combined_judge_is_canary_tested_and_rejects_a_restated_question():
+    import copy
+
+    from rag_ablation.evaluation.judges.judge_eval import canary_file
+
+    answer_rows, retrieval_rows, judgments, grades, checks = restated_fixture()
+    repeated = next(it for it in checks["canaries"]["items"] if it["kind"] == "question_repeated")
+    assert repeated["score_token_f1"] == pytest.approx(8 / 13) and repeated["score_llm"] == 0.9
+    assert (repeated["new_f1"], repeated["question_overlap"]) == (0.0, 1.0)
+
+    def run(judgments, checks):
+        return evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments, checks=checks,
+                        grades=grades, judges=["llm", "token_f1"], settings=FAST, threshold_folds=4)[1]
+
+    def accepted(detail):
+        return {k: v["accepted_count"] for k, v in detail["canaries"]["combined"].items()}
+
+    # the old combined judge: judge files and canaries without answer features, the scores alone
+    old_j, old_c = copy.deepcopy(judgments), copy.deepcopy(checks)
+    for r in old_j["c"]["verdicts"]:
+        del r["features"]
+    for it in old_c["canaries"]["items"]:
+        del it["new_f1"], it["question_overlap"]
+    old = run(old_j, old_c)
+    assert old["scores"]["combined"]["inputs"] == ["llm", "token_f1"]
+    assert old["scores"]["combined"]["features_note"].startswith("no answer features on 24 of 24 answers")
+    assert old["scores"]["combined"]["crossfit"]["kappa"]["estimate"] == 1.0  # it agrees with every grade...
+    assert accepted(old) == {"dummy_yes": 6, "dummy_sure": 6, "question_repeated": 6, "empty": 6,
+                             "padded_reference": 6, "paraphrased_reference": 6}  # ...and accepts every echo
+    assert {"judge": "combined", "kind": "question_repeated", "accepted": 1.0, "accepted_count": 6,
+            "n": 6} in old["canary_flags"]
+
+    new = run(judgments, checks)
+    c = new["scores"]["combined"]
+    assert c["inputs"] == ["llm", "token_f1", "new_f1", "question_overlap"] and c["veto"] == "question_overlap"
+    assert "features_note" not in c and c["crossfit"]["kappa"]["estimate"] == 1.0
+    assert accepted(new) == {"dummy_yes": 6, "dummy_sure": 6, "question_repeated": 0, "empty": 0,
+                             "padded_reference": 6, "paraphrased_reference": 6}
+    assert new["canaries"]["combined"]["question_repeated"]["n"] == 6
+    # the flags name every judge, combined included: the stand-in llm still lifts "Yes." over the line
+    assert [(f["judge"], f["kind"]) for f in new["canary_flags"]] == [
+        ("llm", "dummy_yes"), ("llm", "dummy_sure"), ("llm", "question_repeated"), ("llm", "empty"),
+        ("token_f1", "question_repeated"), ("combined", "dummy_yes"), ("combined", "dummy_sure")]
+    text = render_answers(new, configs=["c"], judges=["llm", "token_f1"], confidence=0.95)
+    assert "| `combined` | question_repeated | reject | 0.0%" in text
+    assert "**Warning:** `combined` accepts `dummy_yes` canaries (6 of 6, 100.0%)" in text
+    rows, columns = canary_file(checks)
+    assert columns[-2:] == ["new_f1", "question_overlap"]
+    assert (rows[2]["kind"], rows[2]["new_f1"], rows[2]["question_overlap"]) == ("question_repeated", "0.000000",
+                                                                                 "1.000000")

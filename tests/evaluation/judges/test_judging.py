@@ -147,10 +147,13 @@ def test_judge_answers_gives_one_row_per_record_and_counts_invalid_verdicts():
     assert judged.rows() == [
         {"id": "q2", "answer_sha256": answer_sha256("In Oslo."),
          "fake": {"verdict": "correct", "detail": "ok", "score": None},
-         "contains": {"verdict": "correct", "detail": "", "score": 1.0}},
+         "contains": {"verdict": "correct", "detail": "", "score": 1.0},
+         # "in oslo" against "oslo", none of it in "where": P 1/2, R 1
+         "features": {"new_f1": 2 / 3, "question_overlap": 0.0}},
         {"id": "q1", "answer_sha256": answer_sha256("Never."),
          "fake": {"verdict": "invalid", "detail": "maybe", "score": None},
-         "contains": {"verdict": "incorrect", "detail": "", "score": 0.0}},
+         "contains": {"verdict": "incorrect", "detail": "", "score": 0.0},
+         "features": {"new_f1": 0.0, "question_overlap": 0.0}},
     ]
     assert judged.invalid() == {"fake": 1, "contains": 0}
     assert judged.unscored() == {"fake": 2, "contains": 0}
@@ -181,3 +184,19 @@ def test_every_judge_gives_a_score_beside_its_verdict():
     f1 = f1_judge(0.5)(items)
     assert [v.score for v in f1] == [token_f1(it.answer, it.reference) for it in items]
     assert [v.score for v in contains_judge(items)] == [1.0, 0.0]
+
+
+def test_answer_features_score_what_the_answer_adds_to_the_question():
+    from rag_ablation.evaluation.judges.judging import answer_features
+    question = "How many retries does the payment worker make?"
+    reference = "The payment worker retries 3 times."
+    # the question repeated: every token is the question's, so nothing new and full overlap,
+    # although plain token F1 against the reference is 0.5 ("payment", "worker" shared)
+    assert answer_features(question, reference, question) == {"new_f1": 0.0, "question_overlap": 1.0}
+    assert answer_features(question, reference, "") == {"new_f1": 0.0, "question_overlap": 1.0}
+    # answer tokens (article dropped): payment worker makes 3 retries; payment, worker and retries
+    # are the question's, so the new ones are makes, 3; the reference's new ones are 3, times:
+    # one shared, P 1/2, R 1/2
+    f = answer_features(question, reference, "The payment worker makes 3 retries.")
+    assert f == {"new_f1": 0.5, "question_overlap": 3 / 5}
+    assert answer_features(question, reference, "Yes.") == {"new_f1": 0.0, "question_overlap": 0.0}

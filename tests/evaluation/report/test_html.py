@@ -666,3 +666,19 @@ def test_every_verdict_has_a_colour():
     from rag_ablation.evaluation.statistics.comparison import VERDICTS
 
     assert set(html.VERDICT_COLOURS) == set(VERDICTS)
+
+
+def test_the_judge_panel_has_a_canary_card_for_the_combined_judge():
+    rate = {"expected_accept": False, "accepted": 0.0, "low": 0.0, "high": 0.096, "accepted_count": 0, "n": 36,
+            "invalid": 0, "kind": "question_repeated", "wrong": 0.0}
+    detail = {"configs": {}, "grades": {"matching": 160},
+              "canaries": {"token_f1": {"question_repeated": rate},
+                           "combined": {"question_repeated": {**rate, "accepted": 5 / 36, "accepted_count": 5}}},
+              "canary_flags": [{"judge": "combined", "kind": "question_repeated", "accepted": 5 / 36,
+                                "accepted_count": 5, "n": 36}]}
+    panel = html_data.judge_panel(detail, ["token_f1"], [])
+    assert [j["judge"] for j in panel["judges"]] == ["token_f1", "combined"]
+    combined = panel["judges"][1]
+    assert combined["reason"] == "a model over the judges' scores: its agreement is under Judges by their scores"
+    assert [(k["kind"], k["accepted"], k["n"]) for k in combined["canaries"]] == [("question_repeated", 5 / 36, 36)]
+    assert panel["canary_flags"] == detail["canary_flags"]
