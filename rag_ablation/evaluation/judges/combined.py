@@ -29,7 +29,7 @@ The veto (``veto``: the index of a column, in practice ``question_overlap`` of
 the question: a restated question, or the empty answer) gets probability 0 from every model,
 whatever the regression says; it is still fit on like any other answer. Such an answer cannot
 carry the reference's information, and a logistic model cannot learn that from grades that hold
-almost no such answer (on the 1.5B's 160 graded answers: 3, every one graded wrong).
+almost no such answer (on the 1.5B's 160 graded answers: 2, both graded wrong).
 """
 from __future__ import annotations
 
