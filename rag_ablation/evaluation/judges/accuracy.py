@@ -5,7 +5,10 @@
   with a Wilson interval;
 * :func:`ppi_accuracy`: prediction-powered inference with power tuning (PPI++, via the
   ``ppi_py`` package): the judge on every answer, debiased by the hand-graded ones, with the
-  effective number of hand grades it is worth.
+  effective number of hand grades it is worth;
+* :func:`ppi_usefulness`: whether the judge's correlation with the hand grades clears the level
+  below which PPI++ is not expected to beat the hand grades alone at this number of grades
+  (:data:`USEFULNESS_RULE`).
 
 Verdicts are read by :func:`rag_ablation.evaluation.judges.verdicts.verdict_codes`; the
 conventions (None for undefined, invalid verdicts counted, JSON-ready ``as_dict``) are those
@@ -35,8 +38,65 @@ __all__ = [
     "crossppi_accuracy",
     "ppi_accuracy",
     "ppi_accuracy_scores",
+    "ppi_usefulness",
+    "PPIUsefulness",
+    "USEFULNESS_RULE",
     "wilson_accuracy",
 ]
+
+USEFULNESS_RULE = ("Mani, Xu, Lipton and Oberst, \"No free lunch: non-asymptotic analysis of prediction-powered "
+                   "inference\" (arXiv:2505.20178; PMLR v306, 2026): PPI++ beats the hand grades alone only when "
+                   "the judge's correlation with them exceeds a level that depends on the number n of hand grades, "
+                   "1/sqrt(n - 2) for Gaussian data and about the same for binary grades")
+"""The rule :func:`ppi_usefulness` applies, as the report cites it."""
+
+
+@dataclass(frozen=True)
+class PPIUsefulness:
+    """``correlation``: Pearson's r between the judge's prediction and the hand grades (None when
+    either is constant); ``n``: the hand grades PPI++ uses; ``level``: ``1 / sqrt(n - 2)`` (None
+    for ``n <= 2``); ``clears``: ``|r| > level`` (None when either is None)."""
+
+    correlation: float | None
+    n: int
+    level: float | None
+    clears: bool | None
+
+    def words(self) -> str:
+        """One sentence for the report next to the PPI++ row."""
+        if self.level is None:
+            return f"unknown: {self.n} hand grades are too few for the rule"
+        if self.correlation is None:
+            return "no: the judge's prediction (or the grades) never varies on the graded answers"
+        r, lv = abs(self.correlation), self.level
+        if self.clears:
+            return f"yes: |r| {r:.2f} > 1/sqrt(n-2) = {lv:.2f} at n = {self.n}"
+        return (f"no: |r| {r:.2f} <= 1/sqrt(n-2) = {lv:.2f} at n = {self.n}; PPI++ is not expected to beat the "
+                "hand grades alone")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"correlation": self.correlation, "n": self.n, "level": self.level, "clears": self.clears,
+                "words": self.words()}
+
+
+def ppi_usefulness(human: Sequence[bool], prediction: Sequence[float], n: int) -> PPIUsefulness:
+    """Whether the judge can help PPI++ with ``n`` hand grades (:data:`USEFULNESS_RULE`): Pearson's
+    r of ``prediction`` (a verdict as PPI codes it, 1.0 correct and 0.0 otherwise, or a score)
+    against ``human`` over the graded answers given (all of a config's graded answers: the best
+    estimate of the correlation), against ``1 / sqrt(n - 2)``. Raises ValueError on lists of
+    different lengths or a negative ``n``."""
+    y = np.asarray(human, dtype=float)
+    f = np.asarray(prediction, dtype=float)
+    if y.shape != f.shape or y.ndim != 1:
+        raise ValueError(f"human and prediction must be two lists of equal length, got {y.shape} and {f.shape}")
+    if n < 0:
+        raise ValueError(f"n must be a count of hand grades, got {n}")
+    level = 1 / math.sqrt(n - 2) if n > 2 else None
+    r = None if y.size < 2 or y.std() == 0 or f.std() == 0 else float(np.corrcoef(y, f)[0, 1])
+    clears = None if level is None or r is None else abs(r) > level
+    if level is not None and r is None:
+        clears = False
+    return PPIUsefulness(r, n, level, clears)
 
 
 # ------------------------------------------------------------------ Wilson accuracy

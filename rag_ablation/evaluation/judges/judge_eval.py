@@ -12,7 +12,9 @@ A hand grade counts only for the exact answer text it was given for (``grades.ma
   accuracy, TPR, TNR, Cohen's kappa with bootstrap intervals, the ids of every disagreement.
 * Accuracy per config and judge: hand grades only (Wilson), the judge only (naive, Wilson) and
   PPI++ (the judge on every answer, debiased by the graded ones), with the effective sample
-  size of the hand grades. With every answer graded there is nothing to add, and PPI is
+  size of the hand grades, and whether the judge can help at all (``usefulness``,
+  ``accuracy.ppi_usefulness``: its correlation with the grades against 1/sqrt(n - 2), n the
+  grades PPI++ uses; Mani et al.). With every answer graded there is nothing to add, and PPI is
   recorded as not applicable with that reason. Either way PPI++ is also checked against grades
   it did not see (``ppi_check``: half the grades labelled, the other half held back;
   ``rag_ablation.evaluation.judges.ppi_check``).
@@ -60,7 +62,7 @@ import numpy as np
 
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.evaluation.judges.accuracy import (crossppi_accuracy, hand_only, judge_only, ppi_accuracy,
-                                                     ppi_accuracy_scores)
+                                                     ppi_accuracy_scores, ppi_usefulness)
 from rag_ablation.evaluation.judges.agreement import agreement, disagreements
 from rag_ablation.evaluation.judges.canaries import canary_rates
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
@@ -154,7 +156,19 @@ def score_accuracy(config: str, ids: Sequence[str], hand: Mapping[str, bool], sc
     out["ppi_check"] = check
     if reason:
         out["ppi_check_reason"] = reason
+    prediction = ([scored.chosen[COMBINED][(config, i)][0] for i in graded] if name == COMBINED
+                  else [values[i] for i in graded])
+    _add_usefulness(out, [hand[i] for i in graded], prediction)
     return out
+
+
+def _add_usefulness(out: dict[str, Any], human: Sequence[bool], prediction: Sequence[float]) -> None:
+    """``out["usefulness"]``: ``accuracy.ppi_usefulness`` of the prediction against every graded
+    answer's grade, with ``n`` the hand grades the PPI++ row uses (all of them when PPI++ ran, the
+    labelled half of the split-half check otherwise); nothing without either."""
+    n = (out["ppi"] or {}).get("n_labeled") or ((out.get("ppi_check") or {}).get("ppi") or {}).get("n_labeled")
+    if n and human:
+        out["usefulness"] = ppi_usefulness(human, prediction, int(n)).as_dict()
 
 
 def canary_flags(canaries: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -222,6 +236,7 @@ def config_accuracy(judge_all: Mapping[str, bool | None], hand: Mapping[str, boo
                                                 confidence=settings.confidence)
     if reason:
         out["ppi_check_reason"] = reason
+    _add_usefulness(out, [hand[i] for i in graded], [1.0 if judge_all.get(i) is True else 0.0 for i in graded])
     return out
 
 

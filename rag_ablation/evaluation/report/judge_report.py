@@ -117,16 +117,17 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
             cells.append(f"{with_interval(n['estimate'], n['low'], n['high'])}, n={n['n']}"
                          + (f", {n['invalid']} invalid" if n["invalid"] else ""))
             p, check = a.get("ppi"), a.get("ppi_check")
+            helps = (a.get("usefulness") or {}).get("words", "")
             if p is not None:
                 ppi_rows.append([f"`{c}`", f"`{j}`", *_ppi_cells(p, hand["estimate"] if hand else None),
-                                 f"{p['n_labeled']} + {p['n_unlabeled']}"])
+                                 f"{p['n_labeled']} + {p['n_unlabeled']}", helps])
             elif check is not None:  # every answer graded: PPI++ on half the grades, the rest held back
                 q = check["ppi"]
                 ppi_rows.append([f"`{c}`", f"`{j}`", *_ppi_cells(q, q["classical"]["estimate"]),
                                  f"{q['n_labeled']} + {q['n_unlabeled']} (split-half: {q['n_unlabeled']} grades "
-                                 f"held back; {a.get('ppi_reason', '')})"])
+                                 f"held back; {a.get('ppi_reason', '')})", helps])
             else:
-                ppi_rows.append([f"`{c}`", f"`{j}`", "n/a", "", "", a.get("ppi_reason", "")])
+                ppi_rows.append([f"`{c}`", f"`{j}`", "n/a", "", "", a.get("ppi_reason", ""), helps])
             if check is not None:
                 splits = check["splits"]
                 check_rows.append([
@@ -148,8 +149,14 @@ def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[st
         return "\n".join(head)
     return "\n".join([
         *head, "",
+        "Can the judge help? PPI++ beats the hand grades alone only when the judge's verdict correlates with "
+        "the grades by more than 1/sqrt(n - 2), n the hand grades it uses (Mani, Xu, Lipton and Oberst, \"No free "
+        "lunch: non-asymptotic analysis of prediction-powered inference\", arXiv:2505.20178, PMLR v306, 2026: "
+        "the level for Gaussian data, about the same for binary grades). The last column compares |r| over every "
+        "graded answer of the config with that level; below it, PPI++ is expected to do worse than the hand grades "
+        "alone, whatever gain this sample shows.", "",
         table(["config", "judge", "PPI++ accuracy", "hand grades alone (normal interval)", "effective sample-size gain",
-               "graded + ungraded"], ppi_rows), "",
+               "graded + ungraded", "PPI++ expected to help? (|r| against 1/sqrt(n-2))"], ppi_rows), "",
         "PPI++ checked against grades it did not see: each config's hand grades split in two by a seeded "
         "permutation, PPI++ given the grades of one half and only the judge's verdicts on the other. The target "
         "is the hand accuracy of all graded answers; \"covers\" says whether the first split's PPI++ interval "

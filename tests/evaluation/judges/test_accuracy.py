@@ -293,3 +293,21 @@ def test_ppi_on_scores_covers_the_truth_for_simulated_judges_of_known_quality():
             gains.append(p.gain or 1.0)
         assert covers / 300 >= 0.91
         assert (np.median(gains) > 1.5) if informative else (np.median(gains) < 1.1)
+
+
+def test_ppi_usefulness_compares_the_correlation_with_one_over_sqrt_n_minus_2():
+    from rag_ablation.evaluation.judges.accuracy import ppi_usefulness
+
+    human, verdicts = [True, True, False, False], [1.0, 0.0, 0.0, 0.0]  # r = 0.125 / (0.5 * sqrt(0.1875)) = 1/sqrt(3)
+    many = ppi_usefulness(human, verdicts, 40)
+    assert many.correlation == pytest.approx(1 / np.sqrt(3)) and many.level == pytest.approx(1 / np.sqrt(38))
+    assert many.clears is True and many.words() == "yes: |r| 0.58 > 1/sqrt(n-2) = 0.16 at n = 40"
+    few = ppi_usefulness(human, verdicts, 4)  # level 1/sqrt(2) = 0.71
+    assert few.clears is False
+    assert few.words() == ("no: |r| 0.58 <= 1/sqrt(n-2) = 0.71 at n = 4; PPI++ is not expected to beat the hand "
+                           "grades alone")
+    flat = ppi_usefulness(human, [1.0] * 4, 40)  # a judge that accepts everything carries nothing
+    assert flat.correlation is None and flat.clears is False
+    assert ppi_usefulness(human, verdicts, 2).as_dict()["words"] == "unknown: 2 hand grades are too few for the rule"
+    with pytest.raises(ValueError, match="equal length"):
+        ppi_usefulness(human, [1.0], 40)

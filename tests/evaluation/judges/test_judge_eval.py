@@ -448,6 +448,16 @@ def test_the_combined_judge_is_canary_tested_and_rejects_a_restated_question():
     text = render_answers(new, configs=["c"], judges=["llm", "token_f1"], confidence=0.95)
     assert "| `combined` | question_repeated | reject | 0.0%" in text
     assert "**Warning:** `combined` accepts `dummy_yes` canaries (6 of 6, 100.0%)" in text
+    # PPI++ usefulness (Mani et al.): 24 grades, the split-half check labels 12, level 1/sqrt(10)
+    acc = new["configs"]["c"]["accuracy"]
+    assert acc["llm"]["usefulness"]["words"] == ("no: the judge's prediction (or the grades) never varies on the "
+                                                 "graded answers")  # its one word accepts all 24
+    by_score = new["configs"]["c"]["score_accuracy"]
+    assert by_score["llm"]["usefulness"]["correlation"] == pytest.approx(1.0)  # 0.9 exactly for the correct ones
+    assert by_score["llm"]["usefulness"]["words"] == "yes: |r| 1.00 > 1/sqrt(n-2) = 0.32 at n = 12"
+    assert by_score["combined"]["usefulness"]["n"] == 12
+    assert "| `c` | `llm` |" in text and "never varies on the graded answers |" in text
+    assert "arXiv:2505.20178" in text
     rows, columns = canary_file(checks)
     assert columns[-2:] == ["new_f1", "question_overlap"]
     assert (rows[2]["kind"], rows[2]["new_f1"], rows[2]["question_overlap"]) == ("question_repeated", "0.000000",
