@@ -164,14 +164,14 @@ def test_the_audit_menu_lists_only_the_configs_that_ran(served, page, tmp_path):
 
     base, bench = served
     _tiny().audit_project(bench.project, bench.params)  # dense ran
-    write_json(bench.project.runs / "hybrid_rerank.json", {"config": "hybrid_rerank", "status": "unavailable",
-                                                           "reason": "no reranker model", "passages": {},
+    write_json(bench.project.runs / "rewrite.json", {"config": "rewrite", "status": "unavailable",
+                                                           "reason": "the LLM is off", "passages": {},
                                                            "questions": []})
     page.goto(base + "/")
     page.click("nav .tab[data-view=audit]")
     page.wait_for_function("() => document.querySelectorAll('#a-config option').length > 0")
     assert page.eval_on_selector_all("#a-config option", "os => os.map(o => o.value)") == ["dense"]
-    assert shows(page, "#a-left-out", "; hybrid_rerank: did not run (unavailable: no reranker model)")
+    assert shows(page, "#a-left-out", "; rewrite: did not run (unavailable: the LLM is off)")
     assert shows(page, "#a-left-out", "bm25, hybrid, ")
     assert shows(page, "#a-left-out", ": no run file (run `dvc repro`)")
     page.click("#a-load")

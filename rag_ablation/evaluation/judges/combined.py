@@ -1,5 +1,5 @@
 """The combined judge: a logistic regression over the judges' scores (and the answer features,
-``judging.answer_features``, when the caller gives them), fit on the hand grades by cross-fitting,
+``answer_features.answer_features``, when the caller gives them), fit on the hand grades by cross-fitting,
 so that it is reported exactly like a judge and never scores an answer with a model that saw that
 answer's grade.
 
@@ -25,7 +25,7 @@ A fold whose training answers are all of one grade cannot fit a regression: its 
 that grade's share (a constant), and its threshold follows.
 
 The veto (``veto``: the index of a column, in practice ``question_overlap`` of
-``judging.answer_features``): an answer whose value in that column is 1 (every token of it is in
+``answer_features.answer_features``): an answer whose value in that column is 1 (every token of it is in
 the question: a restated question, or the empty answer) gets probability 0 from every model,
 whatever the regression says; it is still fit on like any other answer. Such an answer cannot
 carry the reference's information, and a logistic model cannot learn that from grades that hold

@@ -7,7 +7,7 @@ Records are plain dicts (written as JSON by the stage, read by
 * a canary row: ``id``, ``kind`` (``CANARY_KINDS``), ``text``, ``verdict_<judge>``
   (``correct``, ``incorrect`` or ``invalid``) and ``score_<judge>`` (the judge's score in [0, 1],
   None when it gave none) for every judge run, and the canary's answer features (``new_f1``,
-  ``question_overlap``: ``judging.answer_features``);
+  ``question_overlap``: ``answer_features.answer_features``);
 * a pair row: ``id``, the two raw replies (``x_first_reply``: the x answer in slot A;
   ``y_first_reply``: swapped), which answer each order picked (``x_first_pick``,
   ``y_first_pick``: the x or y name, None when the reply was not A or B), ``winner`` (a name

@@ -67,7 +67,7 @@ from rag_ablation.evaluation.judges.agreement import agreement, disagreements
 from rag_ablation.evaluation.judges.canaries import canary_rates
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
 from rag_ablation.evaluation.judges.grades import Grade, match_hashes
-from rag_ablation.evaluation.judges.judging import ANSWER_FEATURES
+from rag_ablation.evaluation.judges.answer_features import ANSWER_FEATURES
 from rag_ablation.evaluation.judges.ppi_check import split_half_check, split_half_scores
 from rag_ablation.evaluation.judges.scored import COMBINED, ScoredJudges, roc_rows, score_judges
 from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_bootstrap_ci, paired_counts,

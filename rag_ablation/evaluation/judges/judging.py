@@ -42,14 +42,14 @@ disagreement or invalid reply is a tie.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rag_ablation.core.config import LlmConfig
 from rag_ablation.core.errors import lookup
-from rag_ablation.evaluation.scoring.answer_measures import contains_reference, normalize_answer, token_f1
+from rag_ablation.evaluation.scoring.answer_measures import contains_reference, token_f1
+from rag_ablation.evaluation.judges.answer_features import answer_features
 from rag_ablation.evaluation.judges.grades import answer_sha256
 from rag_ablation.llm.client.concurrent import chat_many
 from rag_ablation.llm.client.prompt_cache import CachedLLM
@@ -172,31 +172,6 @@ def grading_messages(template: str, item: Item) -> list[dict[str, str]]:
     return user_messages(fill(template, question=item.question, reference=item.reference, answer=item.answer))
 
 
-ANSWER_FEATURES = ("new_f1", "question_overlap")
-"""The answer features of ``answer_features``, in the order the combined judge reads them."""
-
-
-def answer_features(question: str, reference: str, answer: str) -> dict[str, float]:
-    """What the answer adds to the question, from the SQuAD-normalized tokens (``normalize_answer``:
-    lower case, punctuation and articles removed) of the three texts, with ``Q`` the question's
-    token set:
-
-    * ``new_f1``: token F1 (multiset overlap, as ``token_f1``) between the answer's tokens not in
-      ``Q`` and the reference's tokens not in ``Q``; 0 when either has none. A restated question
-      scores 0 however many words it shares with the reference;
-    * ``question_overlap``: the share of the answer's tokens that are in ``Q``; 1 for an answer
-      with no token (nothing added)."""
-    q = set(normalize_answer(question).split())
-    a = normalize_answer(answer).split()
-    new_a = [t for t in a if t not in q]
-    new_r = [t for t in normalize_answer(reference).split() if t not in q]
-    common = sum((Counter(new_a) & Counter(new_r)).values())
-    if common:
-        p, r = common / len(new_a), common / len(new_r)
-        f1 = 2 * p * r / (p + r)
-    else:
-        f1 = 0.0
-    return {"new_f1": f1, "question_overlap": (len(a) - len(new_a)) / len(a) if a else 1.0}
 
 
 def build_judges(names: Sequence[str], *, token_f1_threshold: float,

@@ -19,7 +19,7 @@ A judge without a score on some graded answer (an LLM backend without token prob
 ``combined``: the logistic regression over the scored judges' scores (``combined``), when at least
 two judges are scored on every answer, reported exactly like a judge (its out-of-fold scores give
 its AUC and ROC). When every answer has its answer features (``features``: ``new_f1`` and
-``question_overlap`` of ``judging.answer_features``, which the judge stage writes beside the
+``question_overlap`` of ``answer_features.answer_features``, which the judge stage writes beside the
 verdicts), they are inputs too, and ``question_overlap`` is the model's veto: an answer that adds
 no word to the question gets probability 0 (``combined`` module docstring). Without them (judge
 files written before features were kept) the inputs are the scores alone, and ``features_note``
@@ -42,7 +42,7 @@ import numpy as np
 
 from rag_ablation.evaluation.judges.agreement import agreement
 from rag_ablation.evaluation.judges.combined import crossfit_combined, fit_all, predict_unlabeled
-from rag_ablation.evaluation.judges.judging import ANSWER_FEATURES
+from rag_ablation.evaluation.judges.answer_features import ANSWER_FEATURES
 from rag_ablation.evaluation.judges.thresholds import auc_interval, best_threshold, crossfit_verdicts, roc_points
 
 Key = tuple[str, str]
@@ -104,7 +104,7 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
                  confidence: float, features: Mapping[Key, Mapping[str, float]] | None = None) -> ScoredJudges:
     """Everything of the module docstring. ``scores``: judge -> answer key -> score (a judge
     absent, or an answer missing, means no score); ``answers``: every answer key of the run;
-    ``features``: answer key -> its answer features by name (``judging.ANSWER_FEATURES``)."""
+    ``features``: answer key -> its answer features by name (``answer_features.ANSWER_FEATURES``)."""
     out = ScoredJudges(detail={"judges": {}, COMBINED: None, "primary": None, "folds": folds, "seed": seed})
     graded = sorted(k for k in hand if k in set(answers))
     labels = [hand[k] for k in graded]

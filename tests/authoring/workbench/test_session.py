@@ -250,8 +250,8 @@ def test_undo_leaves_a_line_edited_in_by_hand(bench):
 def test_the_audit_menu_lists_only_the_configs_that_ran(project):
     proj, params = project
     audit_project(proj, params)  # dense: a run file and scores
-    write_json(proj.runs / "hybrid_rerank.json", {"config": "hybrid_rerank", "status": "unavailable",
-                                                  "reason": "no reranker model", "passages": {}, "questions": []})
+    write_json(proj.runs / "rewrite.json", {"config": "rewrite", "status": "unavailable",
+                                                  "reason": "the LLM is off", "passages": {}, "questions": []})
     write_json(proj.runs / "bm25.json", {"config": "bm25", "status": "ok", "reason": None, "passages": {},
                                          "questions": []})  # a run file, but no scores of it
     audit = AuditMode(Workbench(proj, params))
@@ -259,8 +259,8 @@ def test_the_audit_menu_lists_only_the_configs_that_ran(project):
     assert listing["configs"] == audit.configs() == ["dense"] and listing["k"] == params.workbench.audit_k
     left = listing["left_out"]
     assert set(left) == set(params.retrieval) - {"dense"}
-    assert left["hybrid_rerank"] == "did not run (unavailable: no reranker model)"
+    assert left["rewrite"] == "did not run (unavailable: the LLM is off)"
     assert left["bm25"] == "not in the scores file (run `dvc repro`)"
     assert left["hyde"] == "no run file (run `dvc repro`)"
-    with pytest.raises(UserError, match=r"config 'hybrid_rerank' has no misses to audit: did not run \(unavailable"):
-        audit.next("hybrid_rerank")
+    with pytest.raises(UserError, match=r"config 'rewrite' has no misses to audit: did not run \(unavailable"):
+        audit.next("rewrite")

@@ -187,7 +187,7 @@ def test_every_judge_gives_a_score_beside_its_verdict():
 
 
 def test_answer_features_score_what_the_answer_adds_to_the_question():
-    from rag_ablation.evaluation.judges.judging import answer_features
+    from rag_ablation.evaluation.judges.answer_features import answer_features
     question = "How many retries does the payment worker make?"
     reference = "The payment worker retries 3 times."
     # the question repeated: every token is the question's, so nothing new and full overlap,
