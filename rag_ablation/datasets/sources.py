@@ -198,7 +198,8 @@ def read_sources(
         todo.append((rel, path, suffix))
         digests[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     results: dict[str, Converted] = {}
-    store = ConversionCache(cache)
+    # opened only when some file needs converting: a folder of Markdown and text never touches it
+    store = ConversionCache(cache if any(suffix not in TEXT_SUFFIXES for _, _, suffix in todo) else None)
     misses: list[tuple[str, Path, str]] = []
     cached = 0
     try:
