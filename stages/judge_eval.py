@@ -44,7 +44,8 @@ def main() -> None:
     metrics, detail, verdict_rows, plot_rows, roc_rows = evaluate(
         answer_rows=read_scores(args.answer_scores), retrieval_rows=read_scores(args.retrieval_scores),
         judgments=judgments, checks=checks, grades=load_grades(args.grades),
-        judges=judges, settings=params.stats, threshold_folds=params.judge.threshold_folds)
+        judges=judges, settings=params.stats, threshold_folds=params.judge.threshold_folds,
+        crossfit_seeds=params.judge.crossfit_seeds, refit_resamples=params.judge.refit_resamples)
     write_json(args.out, metrics)
     write_json(args.detail, detail)
     write_scores(args.verdicts, verdict_rows, verdict_fields(judges))

@@ -960,7 +960,10 @@ class JudgeConfig:
     every one. ``top_logprobs``: how many alternatives of the first reply token the LLM judge
     asks for, to score each verdict by P(CORRECT) (0: the reply's word only, no score).
     ``threshold_folds``: the folds of the hand-graded answers (seeded by ``stats.seed``) over
-    which each judge's threshold is cross-fitted (``evaluation.judges.thresholds``)."""
+    which each judge's threshold is cross-fitted (``evaluation.judges.thresholds``).
+    ``crossfit_seeds``: the cross-fit repeated with this many fold seeds (from ``stats.seed``),
+    the reported kappa (and the combined judge's AUC) their median; ``refit_resamples``: the
+    bootstrap draws of its interval, each cross-fitted from scratch (``evaluation.judges.refit``)."""
 
     judges: tuple[str, ...] = JUDGE_NAMES
     token_f1_threshold: float = 0.5
@@ -974,6 +977,8 @@ class JudgeConfig:
     canary_sample: int | None = None
     top_logprobs: int = 20
     threshold_folds: int = 5
+    crossfit_seeds: int = 50
+    refit_resamples: int = 200
 
     @classmethod
     def from_params(cls, spec: Any) -> JudgeConfig:
@@ -992,7 +997,8 @@ class JudgeConfig:
             "num_predict": positive_int, "llm": lambda x, w: LlmConfig.from_params(x, w),
             "bias_sample": positive_int, "bias_seed": integer, "canary_sample": positive_int,
             "second_llm": lambda x, w: LlmConfig.from_params(x, w), "top_logprobs": non_negative_int,
-            "threshold_folds": folds}, defaults=field_defaults(cls))
+            "threshold_folds": folds, "crossfit_seeds": positive_int, "refit_resamples": positive_int},
+            defaults=field_defaults(cls))
         return cls(**v)
 
     def judge_llm(self, answer_llm: LlmConfig) -> LlmConfig:

@@ -37,8 +37,10 @@ A hand grade counts only for the exact answer text it was given for (``grades.ma
 * Unanswerable questions per config: decline rate (Wilson), the +1/0/-1 score (hand grades where
   present), and a sweep of the top retrieval score under which to decline, over every question.
 * Scores (``scored``): every judge's score against the hand grades (AUC with its interval, the
-  ROC curve), its verdicts at a threshold chosen by cross-fitting (kappa, TPR, TNR), the
-  combined judge, and the primary judge: the one with the best cross-fitted kappa. Its verdicts
+  ROC curve), its verdicts at a threshold chosen by cross-fitting (kappa, TPR, TNR), its
+  cross-fitted kappa as the median over ``crossfit_seeds`` fold seeds with an interval that
+  re-fits (``refit_resamples`` draws, ``rag_ablation.evaluation.judges.refit``), the combined
+  judge, and the primary judge: the one with the best median cross-fitted kappa. Its verdicts
   (cross-fitted on graded answers, from the all-grades threshold elsewhere) make the judge's
   failure tables; without any scored judge the primary is the best by fixed-threshold kappa.
   PPI++ per config also runs on each judge's score, and cross-PPI on the combined judge's.
@@ -60,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_ablation.core.config import StatsConfig
+from rag_ablation.core.config import JudgeConfig, StatsConfig
 from rag_ablation.evaluation.judges.accuracy import (crossppi_accuracy, hand_only, judge_only, ppi_accuracy,
                                                      ppi_accuracy_scores, ppi_usefulness)
 from rag_ablation.evaluation.judges.agreement import agreement, disagreements
@@ -347,7 +349,8 @@ def self_preference(sp: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequence[Mapping[str, Any]],
              judgments: Mapping[str, Mapping[str, Any]], checks: Mapping[str, Any] | None,
-             grades: Sequence[Grade], judges: Sequence[str], settings: StatsConfig, threshold_folds: int = 5
+             grades: Sequence[Grade], judges: Sequence[str], settings: StatsConfig, threshold_folds: int = 5,
+             crossfit_seeds: int = JudgeConfig.crossfit_seeds, refit_resamples: int = JudgeConfig.refit_resamples
              ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """``(metrics, detail, verdict_rows, plot_rows, roc_rows)`` (module docstring)."""
     detail: dict[str, Any] = {"configs": {}, "calibration": {}, "canaries": {}, "bias": {}, "grades": {}}
@@ -383,7 +386,8 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
 
     scored = score_judges(judges=judges, scores=judge_scores, hand=hand, answers=sorted(hashes),
                           folds=threshold_folds, seed=settings.seed, resamples=settings.resamples,
-                          confidence=settings.confidence, features=answer_features)
+                          confidence=settings.confidence, features=answer_features, crossfit_seeds=crossfit_seeds,
+                          refit_resamples=refit_resamples)
     detail["scores"] = scored.detail
 
     by_config: dict[str, list[Mapping[str, Any]]] = {}

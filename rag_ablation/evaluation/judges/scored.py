@@ -5,11 +5,17 @@ Input: each judge's score per answer (``judge@CONFIG``'s ``score``; None where i
 the hand grades; answers of every config are pooled (a judge's threshold is one number for the
 whole run). Per judge with a score on every graded answer (``judges``):
 
-* ``auc``: AUC with its percentile bootstrap interval (``thresholds.auc_interval``);
-* ``crossfit``: agreement (confusion, accuracy, TPR, TNR, Cohen's kappa with bootstrap intervals:
-  ``agreement.agreement``) of the verdicts of ``thresholds.crossfit_verdicts`` (``folds`` folds
-  seeded by ``seed``), with the folds' thresholds; the bootstrap resamples answers and keeps the
-  chosen thresholds fixed;
+* ``auc``: AUC with its percentile bootstrap interval (``thresholds.auc_interval``; the score is
+  the judge's own, nothing is fitted);
+* ``kappa``, the headline: the cross-fitted kappa repeated over ``crossfit_seeds`` fold seeds from
+  ``seed``, its median, with the interval of a bootstrap that re-runs the whole cross-fit on each
+  of ``refit_resamples`` resamples (``refit.repeated_crossfit``: thresholds re-chosen on the drawn
+  grades);
+* ``crossfit``: one cross-fit, fold seed ``seed`` (``seed`` in it): agreement (confusion,
+  accuracy, TPR, TNR, Cohen's kappa with bootstrap intervals: ``agreement.agreement``) of the
+  verdicts of ``thresholds.crossfit_verdicts`` (``folds`` folds), with the folds' thresholds;
+  that bootstrap resamples answers and keeps the chosen thresholds fixed. Its verdicts are the
+  ones the failure tables and verdicts.csv use;
 * ``threshold``: the threshold chosen on every grade, which judges the answers without one;
 * ``roc``: the ROC points (for ``metrics/plots/roc.json``).
 
@@ -18,7 +24,10 @@ A judge without a score on some graded answer (an LLM backend without token prob
 
 ``combined``: the logistic regression over the scored judges' scores (``combined``), when at least
 two judges are scored on every answer, reported exactly like a judge (its out-of-fold scores give
-its AUC and ROC). When every answer has its answer features (``features``: ``new_f1`` and
+its AUC and ROC), except that its score is fitted: its headline ``auc`` is the median over fold
+seeds of the out-of-fold AUC with the refit interval (the logistic model re-fit on every
+resample), like ``kappa``, and ``crossfit.auc`` is seed ``seed``'s, with a bootstrap that holds
+the fold models fixed. When every answer has its answer features (``features``: ``new_f1`` and
 ``question_overlap`` of ``answer_features.answer_features``, which the judge stage writes beside the
 verdicts), they are inputs too, and ``question_overlap`` is the model's veto: an answer that adds
 no word to the question gets probability 0 (``combined`` module docstring). Without them (judge
@@ -26,8 +35,8 @@ files written before features were kept) the inputs are the scores alone, and ``
 says why. ``inputs`` lists the columns in order; ``judge_items`` gives the all-grades model's
 score and verdict on made-up answers (the canaries), as on any answer without a grade.
 
-``primary``: the judge, or ``combined``, with the highest cross-fitted kappa (ties: the order of
-``judge.judges``, combined last). ``verdicts_for(name)`` gives its verdict and score on every
+``primary``: the judge, or ``combined``, with the highest median cross-fitted kappa (``kappa``;
+ties: the order of ``judge.judges``, combined last). ``verdicts_for(name)`` gives its verdict and score on every
 answer: a graded answer's from cross-fitting, an ungraded one's from the threshold (or model)
 chosen on every grade. With no scored judge there is no primary here (the caller falls back to
 the fixed verdicts).
@@ -40,9 +49,11 @@ from typing import Any
 
 import numpy as np
 
+from rag_ablation.core.config import JudgeConfig
 from rag_ablation.evaluation.judges.agreement import agreement
 from rag_ablation.evaluation.judges.combined import crossfit_combined, fit_all, predict_unlabeled
 from rag_ablation.evaluation.judges.answer_features import ANSWER_FEATURES
+from rag_ablation.evaluation.judges.refit import Fitter, combined_fitter, judge_fitter, repeated_crossfit
 from rag_ablation.evaluation.judges.thresholds import auc_interval, best_threshold, crossfit_verdicts, roc_points
 
 Key = tuple[str, str]
@@ -90,22 +101,35 @@ class ScoredJudges:
 
 
 def _report(name: str, graded: Sequence[Key], scores: Sequence[float], verdicts: Sequence[bool],
-            labels: Sequence[bool], thresholds: Sequence[float], *, resamples: int, seed: int,
-            confidence: float) -> dict[str, Any]:
+            labels: Sequence[bool], thresholds: Sequence[float], fitter: Fitter, *, resamples: int, seed: int,
+            confidence: float, crossfit_seeds: int, refit_resamples: int) -> dict[str, Any]:
     a = agreement(list(verdicts), list(labels), n_resamples=resamples, seed=seed, confidence=confidence)
-    return {"status": "ok", "n": len(graded),
-            "auc": auc_interval(scores, labels, n_resamples=resamples, seed=seed, confidence=confidence).as_dict(),
-            "crossfit": {**a.as_dict(), "fold_thresholds": list(thresholds)},
-            "roc": roc_points(scores, labels)}
+    one_seed = auc_interval(scores, labels, n_resamples=resamples, seed=seed, confidence=confidence).as_dict()
+    repeated = repeated_crossfit(fitter, labels, seeds=crossfit_seeds, first_seed=seed, resamples=refit_resamples,
+                                 confidence=confidence)
+    entry: dict[str, Any] = {"status": "ok", "n": len(graded), "auc": one_seed,
+                             "kappa": repeated["kappa"].as_dict(),  # type: ignore[union-attr]
+                             "crossfit": {**a.as_dict(), "seed": seed, "fold_thresholds": list(thresholds)},
+                             "roc": roc_points(scores, labels)}
+    if repeated["auc"] is not None:  # a fitted score: the seed's AUC is one cross-fit's
+        entry["auc"] = repeated["auc"].as_dict()
+        entry["crossfit"]["auc"] = one_seed
+    return entry
 
 
 def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, float | None]],
                  hand: Mapping[Key, bool], answers: Sequence[Key], folds: int, seed: int, resamples: int,
-                 confidence: float, features: Mapping[Key, Mapping[str, float]] | None = None) -> ScoredJudges:
+                 confidence: float, features: Mapping[Key, Mapping[str, float]] | None = None,
+                 crossfit_seeds: int = JudgeConfig.crossfit_seeds,
+                 refit_resamples: int = JudgeConfig.refit_resamples) -> ScoredJudges:
     """Everything of the module docstring. ``scores``: judge -> answer key -> score (a judge
     absent, or an answer missing, means no score); ``answers``: every answer key of the run;
-    ``features``: answer key -> its answer features by name (``answer_features.ANSWER_FEATURES``)."""
-    out = ScoredJudges(detail={"judges": {}, COMBINED: None, "primary": None, "folds": folds, "seed": seed})
+    ``features``: answer key -> its answer features by name (``answer_features.ANSWER_FEATURES``);
+    ``crossfit_seeds``, ``refit_resamples``: the repeated cross-fit's fold seeds and refit draws
+    (``judge.crossfit_seeds``, ``judge.refit_resamples``)."""
+    out = ScoredJudges(detail={"judges": {}, COMBINED: None, "primary": None, "folds": folds, "seed": seed,
+                               "crossfit_seeds": crossfit_seeds, "refit_resamples": refit_resamples})
+    repeat = {"crossfit_seeds": crossfit_seeds, "refit_resamples": refit_resamples}
     graded = sorted(k for k in hand if k in set(answers))
     labels = [hand[k] for k in graded]
     kappas: dict[str, float] = {}
@@ -125,12 +149,12 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
             continue
         s = [float(js[k]) for k in graded]  # type: ignore[arg-type]
         fitted = crossfit_verdicts(s, labels, k=folds, seed=seed)
-        entry = _report(j, graded, s, fitted.verdicts, labels, fitted.thresholds, resamples=resamples, seed=seed,
-                             confidence=confidence)
+        entry = _report(j, graded, s, fitted.verdicts, labels, fitted.thresholds, judge_fitter(s, labels, k=folds),
+                        resamples=resamples, seed=seed, confidence=confidence, **repeat)
         t_all = best_threshold(s, labels)
         entry["threshold"] = t_all
         out.detail["judges"][j] = entry
-        kappas[j] = entry["crossfit"]["kappa"]["estimate"]
+        kappas[j] = entry["kappa"]["estimate"]
         crossfit = dict(zip(graded, fitted.verdicts))
         out.chosen[j] = {k: (float(v), crossfit[k] if k in crossfit else bool(v >= t_all))
                          for k, v in js.items() if v is not None}
@@ -147,7 +171,8 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
         x = [out.features[k] for k in graded]
         fitted_c = crossfit_combined(x, labels, k=folds, seed=seed, veto=out.veto)
         entry = _report(COMBINED, graded, fitted_c.scores, fitted_c.verdicts, labels, fitted_c.thresholds,
-                             resamples=resamples, seed=seed, confidence=confidence)
+                        combined_fitter(x, labels, k=folds, veto=out.veto), resamples=resamples, seed=seed,
+                        confidence=confidence, **repeat)
         model, t_all = fit_all(x, labels, veto=out.veto)
         out.model, out.threshold = model, t_all
         if missing:
@@ -161,7 +186,7 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
         entry.update(threshold=t_all, inputs=list(out.inputs), veto=None if out.veto is None else VETO_FEATURE,
                      coefficients=_coefficients(model, out.inputs))
         out.detail[COMBINED] = entry
-        kappas[COMBINED] = entry["crossfit"]["kappa"]["estimate"]
+        kappas[COMBINED] = entry["kappa"]["estimate"]
         out.chosen[COMBINED] = {**{k: (s_, v) for k, s_, v in zip(graded, fitted_c.scores, fitted_c.verdicts)},
                                 **{k: (float(p), bool(p >= t_all)) for k, p in zip(ungraded, p_all)}}
     else:

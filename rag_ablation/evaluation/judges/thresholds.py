@@ -20,9 +20,14 @@ Definitions (scores ``s``, higher means more likely correct; hand grades ``y`` i
   ``(p_o - p_e) / (1 - p_e)``, and 0 when ``p_e == 1``.
 * ``fold_of(n, k, seed)``: fold ``perm[i] % k`` of item ``i``, for a seeded permutation ``perm`` of
   ``range(n)``: folds differ in size by at most one and depend only on ``n``, ``k`` and ``seed``.
+* ``group_folds(groups, k, seed)``: the fold of each row when rows of one group must share a fold:
+  ``fold_of`` over the distinct groups (in sorted order), given to each of their rows. With every
+  row its own group it is ``fold_of``. A bootstrap resample repeats answers; grouped by the
+  answer they copy, no copy of an answer trains the model or threshold that judges another copy.
 * ``crossfit_verdicts``: each answer's verdict by the threshold chosen (``best_threshold``) on the
   answers of the *other* folds: no answer's grade helps choose the threshold it is judged by.
-  The thresholds per fold are returned with the verdicts.
+  The thresholds per fold are returned with the verdicts. With ``groups``, the folds are
+  ``group_folds``.
 """
 from __future__ import annotations
 
@@ -141,6 +146,19 @@ def fold_of(n: int, k: int, seed: int) -> np.ndarray:
     return folds
 
 
+def group_folds(groups: Sequence[int] | np.ndarray | None, n: int, k: int, seed: int) -> np.ndarray:
+    """The fold of each of ``n`` rows, rows of one group in one fold (module docstring); ``groups``
+    None: every row its own group (``fold_of(n, k, seed)``). ``k`` is lowered to the number of
+    groups when there are fewer."""
+    if groups is None:
+        return fold_of(n, min(k, n), seed)
+    g = np.asarray(groups)
+    if g.shape != (n,):
+        raise ValueError(f"groups must name one group per row ({n}), got shape {g.shape}")
+    distinct, inverse = np.unique(g, return_inverse=True)
+    return fold_of(int(distinct.size), min(k, int(distinct.size)), seed)[inverse]
+
+
 @dataclass(frozen=True)
 class CrossFitted:
     """Cross-fitted verdicts: ``verdicts[i]`` is ``scores[i] >= thresholds[folds[i]]``, where
@@ -151,14 +169,16 @@ class CrossFitted:
     thresholds: tuple[float, ...]
 
 
-def crossfit_verdicts(scores: Scores, labels: Labels, *, k: int, seed: int) -> CrossFitted:
+def crossfit_verdicts(scores: Scores, labels: Labels, *, k: int, seed: int,
+                      groups: Sequence[int] | np.ndarray | None = None) -> CrossFitted:
     """Each answer judged by a threshold chosen on the other folds' grades (module docstring).
-    ``k`` is lowered to the number of answers when there are fewer; needs at least 2 answers."""
+    ``k`` is lowered to the number of answers (or of ``groups``) when there are fewer; needs at
+    least 2 of them."""
     s, y = _arrays(scores, labels)
-    if s.size < 2:
+    if s.size < 2 or (groups is not None and np.unique(np.asarray(groups)).size < 2):
         raise ValueError(f"cross-fitting needs at least 2 graded answers, got {s.size}")
-    k = min(k, int(s.size))
-    folds = fold_of(int(s.size), k, seed)
+    folds = group_folds(groups, int(s.size), k, seed)
+    k = int(folds.max()) + 1
     thresholds = tuple(best_threshold(s[folds != f], y[folds != f]) for f in range(k))
     verdicts = tuple(bool(s[i] >= thresholds[folds[i]]) for i in range(s.size))
     return CrossFitted(verdicts, tuple(int(f) for f in folds), thresholds)

@@ -564,7 +564,13 @@ def score_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
     """Every judge by its score (judge_eval's ``scores``): per judge (and the combined judge) its
     AUC and cross-fitted kappa with intervals, or why it has none; the ROC points for the chart;
     the primary judge; and the canaries a judge accepted that a sound judge rejects. Empty lists
-    and None for a detail file from before judges kept scores."""
+    and None for a detail file from before judges kept scores.
+
+    ``kappa`` (and the combined judge's ``auc``) is the headline of ``scored``: the median over
+    ``crossfit_seeds`` fold seeds with the refit bootstrap's interval (``seeds``: how many;
+    ``kappa_seed``: the one seed's kappa with its thresholds held fixed, whose TPR and TNR are
+    ``tpr`` and ``tnr``); a detail file from before the repeated cross-fit gives that one seed's
+    kappa as ``kappa``, and ``seeds`` None."""
     sc = judge.get("scores") or {}
     rows, roc = [], []
     for name in [*judges, "combined"]:
@@ -574,7 +580,11 @@ def score_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:
         if e.get("status") != "ok":
             rows.append({"judge": name, "reason": e.get("reason")})
             continue
-        rows.append({"judge": name, "auc": _estimate(e.get("auc")), "kappa": _estimate(e["crossfit"].get("kappa")),
+        repeated = e.get("kappa") if isinstance(e.get("kappa"), Mapping) and "seeds" in e["kappa"] else None
+        rows.append({"judge": name, "auc": _estimate(e.get("auc")),
+                     "kappa": _estimate(repeated or e["crossfit"].get("kappa")),
+                     "kappa_seed": _estimate(e["crossfit"].get("kappa")),
+                     "seeds": repeated["seeds"] if repeated else None,
                      "tpr": _estimate(e["crossfit"].get("tpr")), "tnr": _estimate(e["crossfit"].get("tnr"))})
         roc += [{"judge": name, "fpr": p["fpr"], "tpr": p["tpr"]} for p in e.get("roc", [])]
     return {"scores": rows, "roc": roc, "primary": sc.get("primary"),

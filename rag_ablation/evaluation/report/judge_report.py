@@ -242,13 +242,26 @@ def measure_section(detail: Detail, confidence: float) -> str:
                "p", "Holm p", "verdict"], rows), *([""] + ids if ids else [])])
 
 
+def _repeated(e: Mapping[str, Any], measure: str) -> Mapping[str, Any] | None:
+    """The repeated cross-fit's ``measure`` (``kappa``, or ``auc`` of a fitted score) of a
+    ``scores`` entry: the median over fold seeds with the refit interval; None in a detail file
+    from before it was kept (``scored``'s module docstring)."""
+    v = e.get(measure)
+    return v if isinstance(v, Mapping) and "seeds" in v else None
+
+
 def scores_section(detail: Detail, judges: Sequence[str], confidence: float) -> str:
-    """Each judge by its score: AUC, and kappa / TPR / TNR at a threshold chosen by cross-fitting,
-    beside the fixed-threshold kappa; the combined judge; the primary judge named. Empty when the
-    detail has no ``scores`` (a file from before judges kept scores)."""
+    """Each judge by its score: AUC, and the cross-fitted kappa, the median over fold seeds with
+    an interval that re-fits the thresholds (and the combined judge's model) on every bootstrap
+    draw, beside one seed's kappa with its thresholds held fixed, TPR / TNR at that seed, and the
+    fixed-threshold kappa; the combined judge; the primary judge named. A detail file from before
+    the repeated cross-fit shows the one seed's figures alone. Empty when the detail has no
+    ``scores`` (a file from before judges kept scores)."""
     sc = detail.get("scores")
     if not sc:
         return ""
+    seed = sc.get("seed", 0)
+    repeated = any(_repeated(e or {}, "kappa") for e in [*sc["judges"].values(), sc.get("combined")])
     rows = []
     for name in [*judges, "combined"]:
         e = sc["judges"].get(name) if name != "combined" else sc.get("combined")
@@ -257,26 +270,44 @@ def scores_section(detail: Detail, judges: Sequence[str], confidence: float) -> 
         fixed = calibration(detail, name) if name != "combined" else None
         fixed_kappa = _stat(fixed["kappa"]) if fixed and is_calibrated(fixed) else "n/a"
         if e.get("status") != "ok":
-            rows.append([f"`{name}`", "n/a", "n/a", "", "", "", fixed_kappa, e.get("reason", "")])
+            rows.append([f"`{name}`", "n/a", *(["n/a"] if repeated else []), "n/a", "", "", "", fixed_kappa,
+                         e.get("reason", "")])
             continue
         x = e["crossfit"]
-        rows.append([f"`{name}`", _stat(e["auc"]), _stat(x["kappa"]), _stat(x["tpr"]), _stat(x["tnr"]),
-                     ", ".join(f"{t:.3g}" for t in x["fold_thresholds"]), fixed_kappa,
-                     "inputs: " + ", ".join(e["inputs"]) if name == "combined" else ""])
+        med = _repeated(e, "kappa")
+        spread = [f"{_stat(med)}; seeds {med['min']:.3f} to {med['max']:.3f}" if med else "n/a"] if repeated else []
+        note = ["inputs: " + ", ".join(e["inputs"])] if name == "combined" else []
+        if name == "combined" and _repeated(e, "auc") and x.get("auc"):
+            note.append(f"AUC at seed {seed}: {_stat(x['auc'])}")
+        rows.append([f"`{name}`", _stat(e["auc"]), *spread, _stat(x["kappa"]), _stat(x["tpr"]), _stat(x["tnr"]),
+                     ", ".join(f"{t:.3g}" for t in x["fold_thresholds"]), fixed_kappa, "; ".join(note)])
     primary = sc.get("primary")
+    how = (f"Cross-fitted: the graded answers in {sc['folds']} seeded folds; each fold's answers are judged by a "
+           "threshold chosen (highest kappa) on the other folds' grades, so no answer's grade chooses its own "
+           "threshold. `combined`: a logistic regression over the scored judges, fit the same way.")
+    if repeated:
+        n_seeds, draws = sc.get("crossfit_seeds"), sc.get("refit_resamples")
+        how += (f" One cross-fit depends on its fold seed, so the cross-fit is repeated with {n_seeds} fold seeds "
+                f"({seed} to {seed + n_seeds - 1}): **kappa (median)** is their median, with a {confidence:.0%} "
+                f"interval from {draws} bootstrap draws of the graded answers, each cross-fitted from scratch "
+                "(thresholds, and the combined judge's model, re-fit on the drawn grades), and the range over the "
+                "seeds. `combined`'s AUC is also the median over seeds of its out-of-fold AUC with that interval "
+                "(the other judges' scores are their own: nothing is fitted). "
+                f"The seed-{seed} columns are one cross-fit, whose verdicts the failure tables use; its interval "
+                "holds that seed's thresholds fixed, so it leaves their variation out.")
+    kappa_cols = ([f"kappa (median of {sc.get('crossfit_seeds')} cross-fits, refit interval)",
+                   f"kappa (seed {seed}, thresholds held)"] if repeated else ["kappa (cross-fitted)"])
+    tpr_cols = [f"TPR (seed {seed})", f"TNR (seed {seed})"] if repeated else ["TPR", "TNR"]
     return "\n".join([
         "## Judges by their scores", "",
         "Every judge gives a score in [0, 1] beside its verdict (token F1; 1 or 0 for `contains`; for `llm` the "
         "probability of CORRECT from the first reply token's log probabilities). AUC: how well the score ranks "
-        f"correct above incorrect answers (0.5 = chance), with a {confidence:.0%} bootstrap interval. "
-        f"Cross-fitted: the graded answers in {sc['folds']} seeded folds; each fold's answers are judged by a "
-        "threshold chosen (highest kappa) on the other folds' grades, so no answer's grade chooses its own "
-        "threshold. `combined`: a logistic regression over the scored judges, fit the same way. The fixed "
-        "threshold's kappa (the table above) is beside, so the difference shows. ROC curves: "
+        f"correct above incorrect answers (0.5 = chance), with a {confidence:.0%} bootstrap interval. " + how +
+        " The fixed threshold's kappa (the table above) is beside, so the difference shows. ROC curves: "
         "metrics/plots/roc.json.", "",
-        table(["judge", "AUC", "kappa (cross-fitted)", "TPR", "TNR", "fold thresholds", "kappa (fixed)", "note"], rows),
+        table(["judge", "AUC", *kappa_cols, *tpr_cols, "fold thresholds", "kappa (fixed)", "note"], rows),
         "", (f"Primary judge (failure tables, retrieved x correct from every answer): **`{primary}`**, the best "
-             "cross-fitted kappa." if primary else
+             f"{'median ' if repeated else ''}cross-fitted kappa." if primary else
              "No judge is scored on every graded answer: the primary judge is the best by fixed-threshold kappa.")])
 
 

@@ -1,15 +1,21 @@
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from rag_ablation.core.config import StatsConfig
+from rag_ablation.evaluation.judges import judge_eval
 from rag_ablation.evaluation.judges.grades import Grade, answer_sha256
-from rag_ablation.evaluation.judges.judge_eval import evaluate, length_bias, self_preference
+from rag_ablation.evaluation.judges.judge_eval import length_bias, self_preference
 from rag_ablation.evaluation.report.judge_report import render_answers
 from rag_ablation.evaluation.statistics.inference import wilson_interval
 
 SETTINGS = StatsConfig(resamples=500, seed=0)
+evaluate = partial(judge_eval.evaluate, crossfit_seeds=5, refit_resamples=20)
+"""Few fold seeds and refit draws (the defaults, 50 and 200, take seconds a call); the repeated
+cross-fit itself: test_refit.py and ``test_the_headline_kappa_is_the_median_over_fold_seeds``."""
 FAST = StatsConfig(resamples=200, seed=0, ppi_splits=10)
 
 
@@ -265,6 +271,38 @@ def test_scores_give_auc_crossfitted_kappa_and_the_primary_judge():
     assert by_score["combined"]["ppi_check"]["ppi"]["lam"] == 1.0  # cross-PPI: no power tuning
     text = render_answers(detail, configs=["c"], judges=["token_f1", "contains"], confidence=0.95)
     assert "## Judges by their scores" in text and "Primary judge" in text and "**`token_f1`**" in text
+
+
+def test_the_headline_kappa_is_the_median_over_fold_seeds_with_a_refit_interval():
+    """judge_detail.json's ``kappa`` per judge: the median of the cross-fitted kappa over
+    ``crossfit_seeds`` fold seeds, with the refit interval; the one seed's stays in ``crossfit``;
+    the combined judge's AUC is the median of its out-of-fold AUC; the report leads with them."""
+    answer_rows, retrieval_rows, judgments, grades, f1 = scored_fixture()
+    for k, r in enumerate(judgments["c"]["verdicts"]):  # blur token F1 so that fold seeds matter
+        r["token_f1"]["score"] = round(min(1.0, f1[r["id"]] + (0.45 if k % 7 == 0 else 0.0)
+                                           - (0.3 if k % 11 == 0 else 0.0)), 2)
+    metrics, detail, _, _, _ = judge_eval.evaluate(
+        answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments, checks=None, grades=grades,
+        judges=["token_f1", "contains"], settings=FAST, threshold_folds=4, crossfit_seeds=7, refit_resamples=30)
+    sc = detail["scores"]
+    assert (sc["crossfit_seeds"], sc["refit_resamples"]) == (7, 30)
+    t = sc["judges"]["token_f1"]
+    assert t["kappa"]["seeds"] == 7 and len(set(t["kappa"]["by_seed"])) > 1  # the seeds disagree
+    assert t["kappa"]["estimate"] == pytest.approx(float(np.median(t["kappa"]["by_seed"])))
+    assert t["kappa"]["by_seed"][0] == pytest.approx(t["crossfit"]["kappa"]["estimate"])  # seed 0 = stats.seed
+    assert t["kappa"]["low"] <= t["kappa"]["estimate"] <= t["kappa"]["high"] and t["crossfit"]["seed"] == 0
+    c = sc["combined"]
+    assert c["auc"]["seeds"] == 7 and c["crossfit"]["auc"]["estimate"] == pytest.approx(c["auc"]["by_seed"][0])
+    assert "seeds" not in t["auc"]  # a judge's own score: nothing fitted, the plain bootstrap
+    assert metrics["scores"]["judges"]["token_f1"]["kappa"]["estimate"] == t["kappa"]["estimate"]
+    best = max(["token_f1", "contains", "combined"],
+               key=lambda n: (sc["judges"].get(n) or sc["combined"])["kappa"]["estimate"])
+    assert sc["primary"] == best
+    text = render_answers(detail, configs=["c"], judges=["token_f1", "contains"], confidence=0.95)
+    assert "| judge | AUC | kappa (median of 7 cross-fits, refit interval) | kappa (seed 0, thresholds held) |" in text
+    a, med = t["auc"], t["kappa"]
+    assert (f"| `token_f1` | {a['estimate']:.3f} ({a['low']:.3f} to {a['high']:.3f}) | {med['estimate']:.3f} "
+            f"({med['low']:.3f} to {med['high']:.3f}); seeds {med['min']:.3f} to {med['max']:.3f} |") in text
 
 
 def test_a_judge_without_scores_is_unscored_and_keeps_its_verdicts():

@@ -57,18 +57,27 @@ def test_folds_are_balanced_and_seeded():
     assert (f == th.fold_of(23, 5, seed=0)).all() and not (f == th.fold_of(23, 5, seed=1)).all()
 
 
-def test_crossfit_never_uses_an_answers_own_grade_to_choose_its_threshold():
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_crossfit_never_uses_an_answers_own_grade_to_choose_its_threshold(seed):
     """Flip one answer's grade: only thresholds of folds that *train* on it may change; the
-    threshold that judges it (its own fold's) must not, nor its verdict."""
+    threshold that judges it (its own fold's) must not, nor its verdict. For every fold seed of
+    the repeated cross-fit (``refit``), and in a bootstrap resample, where every copy of the
+    answer shares one fold (``groups``) and none of them may move (more in test_refit.py)."""
     s, y = _data(n=40)
-    base = th.crossfit_verdicts(s, y, k=5, seed=0)
+    base = th.crossfit_verdicts(s, y, k=5, seed=seed)
+    rows = np.random.default_rng(seed).integers(0, len(s), len(s))  # a resample: some answers twice
+    base_r = th.crossfit_verdicts(s[rows], y[rows], k=5, seed=seed, groups=rows)
     for i in range(len(s)):
         y2 = y.copy()
         y2[i] = not y2[i]
-        other = th.crossfit_verdicts(s, y2, k=5, seed=0)
+        other = th.crossfit_verdicts(s, y2, k=5, seed=seed)
         f = base.folds[i]
         assert other.thresholds[f] == base.thresholds[f]
         assert other.verdicts[i] == base.verdicts[i]
+        other_r = th.crossfit_verdicts(s[rows], y2[rows], k=5, seed=seed, groups=rows)
+        for j in np.flatnonzero(rows == i):
+            assert other_r.thresholds[base_r.folds[j]] == base_r.thresholds[base_r.folds[j]]
+            assert other_r.verdicts[j] == base_r.verdicts[j]
 
 
 def test_crossfit_thresholds_come_from_the_other_folds():

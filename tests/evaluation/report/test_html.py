@@ -682,3 +682,22 @@ def test_the_judge_panel_has_a_canary_card_for_the_combined_judge():
     assert combined["reason"] == "a model over the judges' scores: its agreement is under Judges by their scores"
     assert [(k["kind"], k["accepted"], k["n"]) for k in combined["canaries"]] == [("question_repeated", 5 / 36, 36)]
     assert panel["canary_flags"] == detail["canary_flags"]
+
+
+def test_the_score_table_leads_with_the_median_kappa_and_its_refit_interval():
+    """report.html's "Judges by their scores": ``kappa`` is judge_eval's headline (the median over
+    fold seeds with the refit interval), the one seed's kappa beside it; a detail file from before
+    the repeated cross-fit shows that one seed's kappa as before."""
+    one_seed = {"estimate": 0.5, "low": 0.3, "high": 0.7, "n": 40}
+    entry = {"status": "ok", "auc": {"estimate": 0.8, "low": 0.7, "high": 0.9, "n": 40},
+             "crossfit": {"kappa": one_seed, "tpr": {"estimate": 0.7}, "tnr": {"estimate": 0.8}}, "roc": []}
+    median = {"estimate": 0.45, "low": 0.2, "high": 0.72, "n": 40, "seeds": 50, "first_seed": 0, "min": 0.3,
+              "max": 0.55, "resamples": 200, "skipped": 0, "by_seed": [0.5, 0.45]}
+    detail = {"scores": {"primary": "token_f1", "folds": 5, "judges": {"token_f1": {**entry, "kappa": median}},
+                         "combined": {"status": "unavailable", "reason": "one judge"}}}
+    (row, _) = html_data.score_panel(detail, ["token_f1"])["scores"]
+    assert row["kappa"] == {"value": 0.45, "ci_low": 0.2, "ci_high": 0.72, "n": 40} and row["seeds"] == 50
+    assert row["kappa_seed"]["value"] == 0.5 and row["tpr"]["value"] == 0.7
+    old = {"scores": {**detail["scores"], "judges": {"token_f1": entry}}}
+    (row, _) = html_data.score_panel(old, ["token_f1"])["scores"]
+    assert row["kappa"]["value"] == 0.5 and row["seeds"] is None
