@@ -397,7 +397,9 @@ window.renderQuestion = renderQuestion;
     box.appendChild(el("h3", {text: "Judges by their scores"}));
     box.appendChild(el("p", {cls: "small", text: "Each judge's score against the hand grades: AUC (0.5 = chance), " +
       "and kappa, TPR and TNR at a threshold chosen by cross-fitting (each answer judged by a threshold chosen on " +
-      "the other folds' grades). combined: a logistic regression over the scores, fit the same way." +
+      "the other folds' grades). combined: a logistic regression over the scores, fit the same way. kappa: the " +
+      "median over repeated cross-fits (many fold seeds), its interval from a bootstrap that re-runs the whole " +
+      "cross-fit (thresholds and model re-fit) on each draw." +
       (J.primary ? " Primary judge (failure tables): " + J.primary + ", the best cross-fitted kappa." : "")}));
     box.appendChild(table(["judge", "AUC", "kappa (cross-fitted)", "TPR", "TNR"], J.scores.map(function (r) {
       return r.reason ? [r.judge, "n/a", r.reason, "", ""] :
