@@ -87,7 +87,7 @@ def fit(x: np.ndarray, y: np.ndarray, veto: int | None = None) -> _Constant | _L
     return model if veto is None else _Vetoed(model, veto)
 
 
-def _matrix(scores: Sequence[Sequence[float]], veto: int | None = None) -> np.ndarray:
+def _matrix(scores: Sequence[Sequence[float]] | np.ndarray, veto: int | None = None) -> np.ndarray:
     x = np.asarray(scores, dtype=float)
     if x.ndim != 2 or x.shape[1] < 1:
         raise ValueError(f"scores must be a table of answers x judges, got shape {x.shape}")
