@@ -31,7 +31,7 @@ from functools import partial
 from tqdm import tqdm
 
 from rag_ablation.core.io import default_cache_dir, numbered_lines, write_json
-from rag_ablation.datasets.sources import CACHE_FILE, read_sources
+from rag_ablation.datasets.sources import CACHE_FILE, left_out_lines, read_sources
 from rag_ablation.datasets.registry import Sources, build_dataset, reading, write_dataset
 
 
@@ -57,12 +57,8 @@ def main() -> None:
     if ds.conversion_line:
         print(ds.conversion_line, file=sys.stderr)
     summary = ds.conversion or {"documents": len(ds.documents)}
-    for key in ("excluded", "skipped"):
-        block = summary.get(key) or {}
-        if block.get("count"):
-            files = [f if isinstance(f, str) else f"{f['file']}: {f['detail']}" for f in block["files"]]
-            print(f"{key} {block['count']} file(s) (documents.{'exclude' if key == 'excluded' else 'on_problem'}):\n  "
-                  + "\n  ".join(files), file=sys.stderr)
+    for line in left_out_lines(summary):
+        print(line, file=sys.stderr)
     write_dataset(ds, args.out)
     if args.metrics is not None:
         write_json(args.metrics, summary)

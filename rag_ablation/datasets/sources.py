@@ -92,6 +92,19 @@ class SourceCorpus:
                             "files": [{"file": s.file, "kind": s.kind, "detail": s.detail} for s in self.skipped]}}
 
 
+def left_out_lines(summary: dict[str, Any]) -> list[str]:
+    """What the ``dataset`` stage prints about the files left out, from :meth:`SourceCorpus.summary`:
+    one block for the excluded files (``documents.exclude``) and one for the skipped ones
+    (``documents.on_problem: skip``, each with its reason); none for a block with no file."""
+    out = []
+    for key, setting in (("excluded", "documents.exclude"), ("skipped", "documents.on_problem")):
+        block = summary.get(key) or {}
+        if block.get("count"):
+            files = [f if isinstance(f, str) else f"{f['file']}: {f['detail']}" for f in block["files"]]
+            out.append(f"{key} {block['count']} file(s) ({setting}):\n  " + "\n  ".join(files))
+    return out
+
+
 def excluded_by(rel: str, patterns: Sequence[str]) -> bool:
     """Whether the path ``rel`` (under the root, forward slashes) matches any glob of
     ``patterns`` (``fnmatch``: ``*`` also crosses ``/``; a pattern without ``/`` is also tried
@@ -180,6 +193,7 @@ def read_sources(
     problems: list[Skipped] = []
     todo: list[tuple[str, Path, str]] = []  # rel, path, suffix
     digests: dict[str, str] = {}
+    texts: dict[str, bytes] = {}
     for rel, path in walk(root):
         if exclude and excluded_by(rel, exclude):
             excluded.append(rel)
@@ -196,7 +210,10 @@ def read_sources(
                                                         f"files out with documents.exclude (e.g. '*{path.suffix}')"))
             continue
         todo.append((rel, path, suffix))
-        digests[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+        data = path.read_bytes()
+        digests[rel] = hashlib.sha256(data).hexdigest()
+        if suffix in TEXT_SUFFIXES:  # read once: its text is these bytes
+            texts[rel] = data
     results: dict[str, Converted] = {}
     # opened only when some file needs converting: a folder of Markdown and text never touches it
     store = ConversionCache(cache if any(suffix not in TEXT_SUFFIXES for _, _, suffix in todo) else None)
@@ -206,7 +223,7 @@ def read_sources(
         for rel, path, suffix in todo:
             if suffix in TEXT_SUFFIXES:
                 try:
-                    results[rel] = convert(path.read_bytes(), suffix)
+                    results[rel] = convert(texts[rel], suffix)
                 except ConversionFailed as e:
                     problems.append(Skipped(rel, e.kind, e.detail))
                 continue

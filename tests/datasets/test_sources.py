@@ -9,7 +9,7 @@ import pytest
 from rag_ablation.data.conversion.converted import Page
 from rag_ablation.data.corpus import ROOT_TRACK, CorpusError, load_corpus
 from rag_ablation.data.provenance import Provenance, page_of, read_provenance, where_in
-from rag_ablation.datasets.sources import ConversionCache, cache_key, excluded_by, read_sources
+from rag_ablation.datasets.sources import ConversionCache, cache_key, excluded_by, left_out_lines, read_sources
 
 
 def docx_bytes(tmp_path, markdown: str, name: str = "x.docx") -> bytes:
@@ -102,6 +102,11 @@ def test_skip_runs_without_the_problem_files_and_lists_them(folder, tmp_path):
     assert skipped["count"] == 2
     assert [(f["file"], f["kind"]) for f in skipped["files"]] == [("guides/broken.pdf", "damaged"),
                                                                   ("guides/diagram.png", "unsupported")]
+    lines = left_out_lines(corpus.summary())
+    assert len(lines) == 1 and lines[0].startswith("skipped 2 file(s) (documents.on_problem):\n  guides/broken.pdf: ")
+    assert "\n  guides/diagram.png: suffix .png is not a document format" in lines[0]
+    assert left_out_lines({"excluded": {"count": 1, "files": ["a.png"]}}) == [
+        "excluded 1 file(s) (documents.exclude):\n  a.png"]
 
 
 @pytest.mark.bad_input
