@@ -62,6 +62,8 @@ def main() -> None:
         builtin = [py, str(ROOT / "stages/retrieve.py"), "--name", "bm25", "--questions", str(BUILD / "questions.jsonl"),
                    "--chunks", str(BUILD / "chunks/base.jsonl"), "--dense", str(BUILD / "dense/base"),
                    "--bm25", str(BUILD / "bm25/base"), "--queries", str(BUILD / "queries/none.json"),
+                   "--query-vectors", str(BUILD / "query_vectors/none"),
+                   "--query-times", str(ROOT / "metrics/latency/query_embed_none.json"),
                    "--out", str(d / "runs/bm25.json"), "--latency", str(d / "lat/bm25.json")]
         app = [py, str(ROOT / "stages/app.py"), "--name", "bm25_py", "--questions", str(BUILD / "questions.jsonl"),
                "--out", str(d / "runs/bm25_py.json"), "--latency", str(d / "lat/bm25_py.json")]

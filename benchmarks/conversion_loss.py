@@ -256,7 +256,8 @@ def index_corpus(name: str, documents: Iterable[tuple[str, str, str]], params: P
     from rag_ablation.retrieval.chunking import chunk_corpus, chunk_options
     from rag_ablation.retrieval.embeddings import cache_name, embed_cached, encode
     from rag_ablation.retrieval.faiss_index import build_index, set_search_params
-    from rag_ablation.retrieval.runner import Retrievers, embed_queries
+    from rag_ablation.retrieval.query_vectors import embed_queries
+    from rag_ablation.retrieval.runner import Retrievers
     from rag_ablation.data.text import get_tokenizer
 
     emb = params.embedding

@@ -4,7 +4,7 @@
 so no two are the same text) go through ``rag_ablation.retrieval.runner.run_config`` for a dense
 config over a flat FAISS index of ``--chunks`` vectors, three ways side by side in one run:
 
-- batched, cold cache: ``embed_many`` (``runner.embed_queries``, what the retrieve stage does)
+- batched, cold cache: ``embed_many`` (``query_vectors.embed_queries``, what the retrieve stage does)
   with an empty embedding cache in a temporary folder: every text is embedded, in batches of
   ``--batch-size``;
 - batched, warm cache: the same again, as a second config with the same questions would run;
@@ -15,7 +15,7 @@ The index holds random unit vectors: a flat search's cost depends on the count a
 the vectors, not their values, and embedding 10,000 real chunks would take minutes without
 telling anything about query throughput. The batched runs include what the retrieve stage adds
 for its latency file: one warm single-text embedding timed for each of at most
-``runner.TIMED_QUESTIONS`` questions (about 200 x 8 ms). Reported: questions/s of each, the goal (at least
+``latency_rule.TIMED_QUESTIONS`` questions (about 200 x 8 ms). Reported: questions/s of each, the goal (at least
 100 questions/s for 10,000 questions over 10,000 chunks on 2 cores) and the step percentiles of
 the cold run.
 
@@ -49,7 +49,8 @@ def main() -> None:
     from rag_ablation.data.questions import Question
     from rag_ablation.retrieval.embeddings import EmbeddingCache, encode, load_model
     from rag_ablation.retrieval.faiss_index import build_flat_ip
-    from rag_ablation.retrieval.runner import Retrievers, embed_queries, run_config, step_latency
+    from rag_ablation.retrieval.query_vectors import embed_queries
+    from rag_ablation.retrieval.runner import Retrievers, run_config, step_latency
 
     base = [json.loads(line)["question"] for line in
             (REPO / "data" / "questions" / "handbook.jsonl").read_text(encoding="utf-8").splitlines() if line]

@@ -2,7 +2,9 @@
 
 Writes the stored ranking (top k chunk ids and scores per question, the text of every ranked
 chunk, the resolved config with its defaults inside the file, status and reason) and, as a leaf metrics file that no stage
-reads, P50/P95/P99 per step. No labels are read: scoring rankings is the `score` stage's job,
+reads, P50/P95/P99 per step. A dense or hybrid config searches with the vectors
+`query_vectors@TRANSFORM` embedded for its query transform and is charged, per timed question, the
+embedding time measured there (it loads no embedding model). No labels are read: scoring rankings is the `score` stage's job,
 so a label change never reruns a search. A config left out of `run_configs`, or whose reranker cannot be loaded, writes status
 `unavailable` with the reason and no rankings; one whose reranker is an untrained placeholder
 writes status `placeholder` (rankings kept for plumbing, never reported as numbers).
@@ -22,6 +24,8 @@ from rag_ablation.data.chunks import load_chunks
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.data.questions import Question
+from rag_ablation.retrieval.embeddings import cache_name
+from rag_ablation.retrieval.query_vectors import charged_times, read_vectors
 from rag_ablation.retrieval.runner import (open_retrievers, ranked_passages, resolved_config, run_config,
                                           step_latency)
 
@@ -34,6 +38,8 @@ def main() -> None:
     ap.add_argument("--dense", type=Path, required=True)
     ap.add_argument("--bm25", type=Path, required=True)
     ap.add_argument("--queries", type=Path, required=True, help="queries@TRANSFORM output")
+    ap.add_argument("--query-vectors", type=Path, required=True, help="query_vectors@TRANSFORM's vectors folder")
+    ap.add_argument("--query-times", type=Path, required=True, help="query_vectors@TRANSFORM's latency file")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--latency", type=Path, required=True)
     args = ap.parse_args()
@@ -60,7 +66,15 @@ def main() -> None:
                                  label=f"retrieve@{cfg.name}")
         return
     queries = transformed["queries"]
-    records, times = run_config(cfg, questions, r, queries=queries,
+    embed_seconds = None
+    if cfg.uses_dense:  # the vectors and embedding times of its transform: no model loaded here
+        qv = read_vectors(args.query_vectors)
+        ids = [q.id for q in questions]
+        model = cache_name(params.embedding)
+        r.embed_query = None
+        r.embed_many = lambda texts: qv.for_texts(ids, texts, model=model)
+        embed_seconds = charged_times(read_json(args.query_times))
+    records, times = run_config(cfg, questions, r, queries=queries, embed_seconds=embed_seconds,
                                 progress=lambda it: tqdm(it, desc=f"retrieve@{cfg.name}", file=sys.stderr))
     out["questions"] = records
     out["passages"] = ranked_passages(records, r.chunk_text or {})

@@ -5,7 +5,7 @@ after it must read them back on their own line (rag_ablation.core.io.numbered_li
 
 Kept cheap: `llm.backend: none` (no model is loaded; the LLM stages write "unavailable"), one
 chunking, the retrieval configs `dense` and `bm25`, and `dvc repro score` runs only the stages
-`score` needs (dataset, questions, chunk, dense, bm25, labels, queries@none, retrieve, generate)."""
+`score` needs (dataset, questions, chunk, dense, bm25, labels, queries@none, query_vectors@none, retrieve, generate)."""
 from __future__ import annotations
 
 import csv

@@ -57,6 +57,8 @@ def scored_project(d: Path, *, threads: int, env: dict[str, str]) -> Path:
           "--metrics", d / "metrics/questions.json")
     stage(d, env, "queries.py", "--name", "none", "--questions", b / "q.jsonl", "--prompts", "prompts",
           "--out", b / "queries/none.json", "--latency", d / "metrics/latency/queries_none.json")
+    stage(d, env, "query_vectors.py", "--name", "none", "--questions", b / "q.jsonl", "--queries", b / "queries/none.json",
+          "--out", b / "query_vectors/none", "--latency", d / "metrics/latency/query_embed_none.json")
     for c in CHUNKINGS:
         stage(d, env, "chunk.py", "--name", c, "--corpus", "corpus", "--out", b / f"chunks/{c}.jsonl")
         stage(d, env, "dense_index.py", "--chunks", b / f"chunks/{c}.jsonl", "--out", b / f"dense/{c}",
@@ -67,6 +69,7 @@ def scored_project(d: Path, *, threads: int, env: dict[str, str]) -> Path:
         c = cfg["chunking"]
         stage(d, env, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks", b / f"chunks/{c}.jsonl",
               "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}", "--queries", b / "queries/none.json",
+              "--query-vectors", b / "query_vectors/none", "--query-times", d / "metrics/latency/query_embed_none.json",
               "--out", b / f"runs/{name}.json", "--latency", d / f"metrics/latency/{name}.json")
     (b / "answers").mkdir()
     stage(d, env, "score.py", "--questions", b / "q.jsonl", "--runs", b / "runs", "--labels", b / "labels",

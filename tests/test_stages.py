@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +41,8 @@ def built(tmp_path_factory):
     for name in params["query_transforms"]:
         stage(d, "queries.py", "--name", name, "--questions", b / "q.jsonl", "--prompts", "prompts",
               "--out", b / f"queries/{name}.json", "--latency", d / f"metrics/latency/queries_{name}.json")
+        stage(d, "query_vectors.py", "--name", name, "--questions", b / "q.jsonl", "--queries",
+              b / f"queries/{name}.json", *vector_args(d, name, flag="--out"))
     stage(d, "index_plan.py", "--out", b / "plan")
     for name in params["chunkings"]:
         stage(d, "chunk.py", "--name", name, "--corpus", "corpus", "--out", b / f"chunks/{name}.jsonl")
@@ -53,7 +56,7 @@ def built(tmp_path_factory):
         c = cfg["chunking"]
         stage(d, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks", b / f"chunks/{c}.jsonl",
               "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}",
-              "--queries", b / f"queries/{cfg['query']}.json",
+              "--queries", b / f"queries/{cfg['query']}.json", *vector_args(d, cfg["query"]),
               "--out", b / f"runs/{name}.json", "--latency", d / f"metrics/latency/{name}.json")
     for name in params["generation"]["configs"]:
         stage(d, "generate.py", *generate_args(d, name, b / f"answers/{name}.json"))
@@ -61,6 +64,13 @@ def built(tmp_path_factory):
     stage(d, "evaluate.py", "--retrieval-scores", d / "metrics/scores/retrieval.csv", "--answer-scores",
           d / "metrics/scores/answers.csv", "--out", d / "metrics/retrieval.json")
     return d
+
+
+def vector_args(d, transform, *, flag="--query-vectors"):
+    """The query vectors folder and embedding times of ``transform`` in project ``d``: the
+    arguments of ``retrieve.py`` (or, with ``flag="--out"``, of ``query_vectors.py``)."""
+    times = "--query-times" if flag == "--query-vectors" else "--latency"
+    return [flag, d / f"build/query_vectors/{transform}", times, d / f"metrics/latency/query_embed_{transform}.json"]
 
 
 def score_args(d, retrieval_out, answers_out):
@@ -153,6 +163,27 @@ def test_retrieve_stage_stores_rankings_and_resolved_config(built):
     assert {"query_embed", "faiss_search", "bm25_search", "fusion"} <= set(lat)
 
 
+def test_dense_configs_are_charged_the_embedding_time_measured_once_per_transform(built):
+    """query_vectors@none embeds the questions once and times each; every dense and hybrid config
+    searching with `none` is charged those same times (so the same query_embed percentiles) and
+    loads no embedding model: its peak memory stays far below the stage that loaded MiniLM."""
+    times = load(built / "metrics/latency/query_embed_none.json")
+    assert times["n_timed"] == times["n_questions"] == len(times["seconds"]) and times["timing"] == "warm"
+    for name in ("dense", "hybrid"):
+        charged = load(built / f"metrics/latency/{name}.json")["query_embed"]  # from the seconds as stored (6 decimals)
+        assert charged == pytest.approx(times["query_embed"], abs=1e-3), name
+    index = load(built / "build/query_vectors/none/index.json")
+    assert index["status"] == "ok" and index["model"] == "all-MiniLM-L6-v2" and len(index["ids"]) == times["n_questions"]
+    b = built / "build"
+    res = stage(built, "retrieve.py", "--name", "dense", "--questions", b / "q.jsonl", "--chunks", b / "chunks/base.jsonl",
+                "--dense", b / "dense/base", "--bm25", b / "bm25/base", "--queries", b / "queries/none.json",
+                *vector_args(built, "none"), "--out", built / "again_dense.json", "--latency", built / "again_lat.json")
+    assert (built / "again_dense.json").read_bytes() == (b / "runs/dense.json").read_bytes()
+    assert "torch" not in res.stderr
+    [peak] = re.findall(r"^cost: .* peak memory (\d+) MB", res.stderr, flags=re.M) or [res.stderr]
+    assert int(peak) < 300, f"retrieve@dense peaked at {peak} MB: it loaded a model"
+
+
 def test_missing_reranker_is_unavailable_with_a_reason(built):
     run = load(built / "build/runs/hybrid_rerank.json")
     assert run["status"] == "unavailable" and run["questions"] == []
@@ -197,7 +228,8 @@ def test_outputs_are_deterministic(built, tmp_path):
     b = built / "build"
     stage(built, "retrieve.py", "--name", "hybrid", "--questions", b / "q.jsonl", "--chunks", b / "chunks/heading.jsonl",
           "--dense", b / "dense/heading", "--bm25", b / "bm25/heading",
-          "--queries", b / "queries/none.json", "--out", tmp_path / "again.json", "--latency", tmp_path / "lat.json")
+          "--queries", b / "queries/none.json", *vector_args(built, "none"), "--out", tmp_path / "again.json",
+          "--latency", tmp_path / "lat.json")
     assert (tmp_path / "again.json").read_bytes() == (b / "runs/hybrid.json").read_bytes()
     stage(built, "score.py", *score_args(built, tmp_path / "r.csv", tmp_path / "a.csv"))
     assert (tmp_path / "r.csv").read_bytes() == (built / "metrics/scores/retrieval.csv").read_bytes()
@@ -218,7 +250,7 @@ def test_bm25_mmap_stores_the_score_matrix_and_ranks_as_bm25s_from_tokens(built,
         stage(d, "bm25_index.py", "--chunks", b / "chunks/base.jsonl", "--out", d / "bm25")
         stage(d, "retrieve.py", "--name", "bm25", "--questions", b / "q.jsonl", "--chunks", b / "chunks/base.jsonl",
               "--dense", b / "dense/base", "--bm25", d / "bm25", "--queries", b / "queries/none.json",
-              "--out", d / "run.json", "--latency", d / "lat.json")
+              *vector_args(built, "none"), "--out", d / "run.json", "--latency", d / "lat.json")
         runs[mmap] = (d / "run.json").read_bytes()
         stored = sorted(f.name for f in (d / "bm25").iterdir())
         assert stored == (["bm25s", "chunk_ids.json"] if mmap else ["chunk_ids.json", "tokens.jsonl"])
@@ -361,7 +393,8 @@ def test_one_switch_skips_every_llm_stage_and_runs_the_rest(built, tmp_path):
     assert load(tmp_path / "none.json")["status"] == "ok" and load(tmp_path / "none.json")["queries"]
     res = stage(tmp_path, "retrieve.py", "--name", "rewrite", "--questions", b / "q.jsonl", "--chunks",
                 b / "chunks/base.jsonl", "--dense", b / "dense/base", "--bm25", b / "bm25/base",
-                "--queries", tmp_path / "rewrite.json", "--out", tmp_path / "run.json", "--latency", tmp_path / "l.json")
+                "--queries", tmp_path / "rewrite.json", *vector_args(tmp_path, "rewrite"), "--out", tmp_path / "run.json",
+                "--latency", tmp_path / "l.json")
     run = load(tmp_path / "run.json")
     assert run["status"] == "unavailable" and "llm.backend is none" in run["reason"] and run["questions"] == []
     res = stage(tmp_path, "generate.py", "--name", "bm25", "--run", b / "runs/bm25.json", "--questions",
@@ -800,8 +833,8 @@ def test_an_index_no_config_searches_is_not_built(built, tmp_path):
     assert not (tmp_path / ".cache").exists(), "nothing embedded, no cache opened"
     res = stage(tmp_path, "retrieve.py", "--name", "dense", "--questions", b / "q.jsonl", "--chunks",
                 b / "chunks/base.jsonl", "--dense", tmp_path / "dense", "--bm25", b / "bm25/base",
-                "--queries", b / "queries/none.json", "--out", tmp_path / "run.json", "--latency",
-                tmp_path / "lat.json", ok=False)
+                "--queries", b / "queries/none.json", *vector_args(built, "none"), "--out", tmp_path / "run.json",
+                "--latency", tmp_path / "lat.json", ok=False)
     assert res.returncode == 2 and "which was not built" in res.stderr and not (tmp_path / "run.json").exists()
 
 
@@ -822,8 +855,8 @@ def test_configs_left_out_of_run_configs_build_nothing_and_run_unavailable(built
     def retrieve(name):
         return stage(tmp_path, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks",
                      b / "chunks/base.jsonl", "--dense", tmp_path / "no-such-index", "--bm25", b / "bm25/base",
-                     "--queries", b / "queries/none.json", "--out", tmp_path / f"{name}.json", "--latency",
-                     tmp_path / f"lat_{name}.json")
+                     "--queries", b / "queries/none.json", *vector_args(built, "none"), "--out",
+                     tmp_path / f"{name}.json", "--latency", tmp_path / f"lat_{name}.json")
 
     res = retrieve("dense")
     run = load(tmp_path / "dense.json")

@@ -43,32 +43,18 @@ from rag_ablation.data.chunks import Chunk
 from rag_ablation.core.config import (DEFAULT_FUSION, Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig,
                                      field_defaults)
 from rag_ablation.retrieval.bm25 import Scorer, open_bm25, top_k
-from rag_ablation.retrieval.embeddings import (EmbeddingCache, Engine, cache_name, embed_cached, encode, make_engine,
-                                               open_backend)
+from rag_ablation.retrieval.embeddings import cache_name, encode, make_engine, open_backend
 from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
 from rag_ablation.retrieval.indexes import load_dense, search_dense
 from rag_ablation.retrieval.plan import check_built
+from rag_ablation.retrieval.query_vectors import embed_queries
 from rag_ablation.retrieval.rerank import Reranker, RerankerUnavailable, load_reranker
 from rag_ablation.data.text import get_tokenizer
-from rag_ablation.support.latency_rule import WARM
+from rag_ablation.support.latency_rule import TIMED_RUNS, WARM, timed
 from rag_ablation.support.timing import percentiles_ms
 
 STEPS = ("query_embed", "faiss_search", "bm25_search", "fusion", "rerank")
-
-TIMED_QUESTIONS = 200
-"""At most this many questions are timed per config (:func:`timed`): every ``stride``-th one,
-the same ones in every config. A warm single-text query embedding costs milliseconds per
-question, so timing all of a 10,000-question set would undo the batched embedding's speed;
-200 questions put the P95 between the 190th and 191st of them."""
-
-TIMED_RUNS = 2
-"""A timed question is run this many times and each step keeps its shortest time: a step is only
-ever slowed by whatever else the machine runs, so the shortest is its own cost. Measured on this
-2-core machine under a load of 8 (172 questions, MiniLM, four runs): the P95 of a single timing
-moved from 66 to 82 ms between runs, the P95 of the shorter of two from 61 to 71 ms, inside the
-Pareto front's tolerance (``statistics.sweep.COST_TOLERANCE``)."""
-
 
 @dataclass
 class Retrievers:
@@ -151,29 +137,6 @@ def resolved_config(cfg: RetrievalConfig, *, embedding: EmbeddingConfig, bm25: B
         out["faiss"] = {"index": faiss.index,
                         **({"nprobe": faiss.nprobe} if faiss.index == "ivf" else {"ef_search": faiss.ef_search})}
     return out
-
-
-def embed_queries(texts: Sequence[str], *, model_name: str, load: Callable[[], Any], batch_size: int,
-                  cache: EmbeddingCache | None = None, engine: Engine | None = None) -> np.ndarray:
-    """Vectors of ``texts`` (one row each) through the embedding cache (default: the project's,
-    the one the dense stage fills): only texts it lacks are embedded, each once, in batches of
-    ``batch_size`` committed as they finish (``embeddings.embed_cached``, on ``engine``: default
-    one batch after another in this process); ``load`` gives the model and is called only then."""
-    own = cache is None
-    cache = cache or EmbeddingCache()
-    try:
-        vectors, _ = embed_cached(texts, model_name=model_name, cache=cache, load=load, batch_size=batch_size,
-                                  progress=False, engine=engine)
-    finally:
-        if own:
-            cache.close()
-    return vectors
-
-
-def timed(n: int, count: int) -> bool:
-    """Whether question ``n`` (0-based) of ``count`` is timed: every ``ceil(count / TIMED_QUESTIONS)``-th
-    question from the first, so at most :data:`TIMED_QUESTIONS` of them, spread over the file."""
-    return n % max(1, -(-count // TIMED_QUESTIONS)) == 0
 
 
 def step_latency(times: Sequence[Mapping[str, float]], n_questions: int | None = None) -> dict:
@@ -270,6 +233,7 @@ def run_config(
     *,
     queries: Mapping[str, str] | None = None,
     progress: Callable[[Any], Any] = lambda it: it,
+    embed_seconds: Mapping[str, float] | None = None,
 ) -> tuple[list[dict], list[dict[str, float]]]:
     """Rank every question, unanswerable ones included (generation needs their passages;
     scoring leaves them out). ``queries`` maps a question id to the text sent to the first-stage
@@ -281,7 +245,10 @@ def run_config(
     :data:`TIMED_RUNS` runs of the question. With
     ``r.embed_many``, a dense config gets the vectors it searches with in one call before the
     first search; each question's ``query_embed`` is still its own timed single-text embedding
-    (module docstring)."""
+    (module docstring). Given ``embed_seconds`` (question id -> seconds: the warm single-text
+    embedding time measured once for the config's query transform, ``retrieval.query_vectors``),
+    a dense config embeds nothing itself and each timed question is charged that question's
+    time as ``query_embed``; a timed question without one is a ``ValueError``."""
     records: list[dict] = []
     times: list[dict[str, float]] = []
     questions = list(questions)
@@ -289,17 +256,26 @@ def run_config(
     vectors: np.ndarray | None = None
     if cfg.uses_dense and r.embed_many is not None and texts:
         vectors = r.embed_many(texts)
+    charged = embed_seconds is not None and cfg.uses_dense
+    if charged and vectors is None:
+        raise ValueError(f"config {cfg.name!r}: embedding times are charged, but there are no query vectors")
+    own = not charged  # the config times its own query embedding
     if questions:  # warm-up, untimed and discarded: loads the models, touches the indexes
         retrieve_one(cfg, texts[0], r, rerank_query=questions[0].question,
-                     query_vector=None if vectors is None else vectors[0])
+                     query_vector=None if vectors is None else vectors[0], time_embedding=own)
     for n, q in enumerate(progress(questions)):
         clock = timed(n, len(questions))
         ranking, t = retrieve_one(cfg, texts[n], r, rerank_query=q.question,
-                                  query_vector=None if vectors is None else vectors[n], time_embedding=clock)
+                                  query_vector=None if vectors is None else vectors[n], time_embedding=clock and own)
         for _ in range(TIMED_RUNS - 1 if clock else 0):
             again = retrieve_one(cfg, texts[n], r, rerank_query=q.question,
-                                 query_vector=None if vectors is None else vectors[n])[1]
+                                 query_vector=None if vectors is None else vectors[n], time_embedding=own)[1]
             t = {step: min(seconds, again[step]) for step, seconds in t.items()}
+        if clock and charged:
+            assert embed_seconds is not None
+            if q.id not in embed_seconds:
+                raise ValueError(f"config {cfg.name!r}: question {q.id!r} is timed but has no query embedding time")
+            t = {"query_embed": float(embed_seconds[q.id]), **t}
         records.append(
             {
                 "id": q.id,

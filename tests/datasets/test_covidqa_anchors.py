@@ -82,6 +82,10 @@ def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
     assert json.loads((d / "metrics/questions.json").read_text())["n_questions"] == N_QUESTIONS
     stage(d, "queries.py", "--name", "none", "--questions", b / "questions.jsonl", "--prompts", ROOT / "prompts",
           "--out", b / "queries/none.json", "--latency", d / "metrics/latency/queries_none.json")
+    if DENSE:
+        stage(d, "query_vectors.py", "--name", "none", "--questions", b / "questions.jsonl", "--queries",
+              b / "queries/none.json", "--out", b / "query_vectors/none", "--latency",
+              d / "metrics/latency/query_embed_none.json")
     for name in params["chunkings"]:
         chunks = b / f"chunks/{name}.jsonl"
         stage(d, "chunk.py", "--name", name, "--corpus", b / "dataset/corpus", "--out", chunks)
@@ -98,6 +102,7 @@ def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
         c = cfg["chunking"]
         stage(d, "retrieve.py", "--name", name, "--questions", b / "questions.jsonl", "--chunks", b / f"chunks/{c}.jsonl",
               "--dense", b / f"dense/{c}", "--bm25", b / f"bm25/{c}", "--queries", b / "queries/none.json",
+              "--query-vectors", b / "query_vectors/none", "--query-times", d / "metrics/latency/query_embed_none.json",
               "--out", b / f"runs/{name}.json", "--latency", d / f"metrics/latency/{name}.json")
     (b / "answers").mkdir()
     stage(d, "score.py", "--questions", b / "questions.jsonl", "--runs", b / "runs", "--labels", b / "labels",

@@ -72,6 +72,7 @@ def run_pipeline(d, corpus, questions, qrels=None):
           "--out", b / "labels/base.json", "--metrics", d / "metrics/labels/base.json")
     stage(d, "retrieve.py", "--name", "bm25", "--questions", b / "q.jsonl", "--chunks", b / "chunks/base.jsonl",
           "--dense", b / "dense/base", "--bm25", b / "bm25/base", "--queries", b / "queries/none.json",
+          "--query-vectors", b / "query_vectors/none", "--query-times", d / "lat_v.json",  # bm25: not read
           "--out", b / "runs/bm25.json", "--latency", d / "lat_r.json")
     (b / "answers").mkdir()
     (d / "audit.jsonl").write_text("")

@@ -123,8 +123,9 @@ def test_a_large_question_set_times_an_even_spread_of_at_most_timed_questions(re
     """With more questions than TIMED_QUESTIONS, every stride-th one is timed (the same in every
     config), the others searched with their cached vectors and never embedded one by one."""
     import rag_ablation.retrieval.runner as runner
+    import rag_ablation.support.latency_rule as rule
 
-    monkeypatch.setattr(runner, "TIMED_QUESTIONS", 3)
+    monkeypatch.setattr(rule, "TIMED_QUESTIONS", 3)
     assert [n for n in range(7) if runner.timed(n, 7)] == [0, 3, 6]  # stride ceil(7 / 3) = 3
     assert [n for n in range(3) if runner.timed(n, 3)] == [0, 1, 2]
     single = []
@@ -162,28 +163,30 @@ def test_a_dense_config_without_a_query_embedder_is_refused(retrievers):
         retrieve_one(parse_config("d", {"chunking": "base", "method": "dense", "depth": 10}), "x", retrievers)
 
 
-def test_query_embeddings_go_through_the_chunks_cache_and_match_single_encoding(tmp_path):
-    """Real MiniLM: the batched vectors equal one-at-a-time encoding (to float rounding), and a
-    second config with the same questions loads no model and embeds nothing."""
-    from rag_ablation.retrieval.embeddings import EmbeddingCache, encode, load_model
-    from rag_ablation.retrieval.runner import embed_queries
+def test_charged_embedding_times_replace_the_configs_own(retrievers):
+    """Given the embedding seconds measured once for its query transform, a dense config embeds
+    nothing itself (no embedder is even set) and each timed question is charged its own time;
+    the ranking is the one its cached vector gives."""
+    retrievers.embed_query = None
+    retrievers.embed_many = lambda texts: np.stack([QUERY for _ in texts])
+    qs = [Q("a", "fare cap"), Q("b", "secrets rotate")]
+    dense = parse_config("d", {"chunking": "base", "method": "dense", "depth": 10})
+    records, times = run_config(dense, qs, retrievers, embed_seconds={"a": 0.004, "b": 0.006})
+    assert [t["query_embed"] for t in times] == [0.004, 0.006]
+    assert [x["chunk"] for x in records[0]["ranking"]][:2] == ["c1", "c0"]
+    assert step_latency(times)["query_embed"]["p50_ms"] == pytest.approx(5.0)  # the middle of 4 and 6 ms
+    bm25 = parse_config("b", {"chunking": "base", "method": "bm25", "depth": 10})
+    assert "query_embed" not in run_config(bm25, qs, retrievers, embed_seconds={"a": 1.0, "b": 1.0})[1][0]
 
-    model = load_model("all-MiniLM-L6-v2", threads=1)
-    loads = []
 
-    def load():
-        loads.append(1)
-        return model
-
-    texts = ["when does the ledger settle", "what is the fare cap", "when does the ledger settle", "rotate keys"]
-    cache = EmbeddingCache(tmp_path / "e.sqlite")
-    first = embed_queries(texts, model_name="all-MiniLM-L6-v2", load=load, batch_size=2, cache=cache)
-    assert first.shape == (4, 384) and loads == [1]
-    single = np.stack([encode(model, [t])[0] for t in texts])
-    np.testing.assert_allclose(first, single, atol=1e-5)
-    again = embed_queries(texts, model_name="all-MiniLM-L6-v2", load=load, batch_size=2, cache=cache)
-    assert loads == [1] and np.array_equal(first, again)
-    cache.close()
+def test_a_timed_question_without_a_charged_time_is_refused(retrievers):
+    retrievers.embed_many = lambda texts: np.stack([QUERY for _ in texts])
+    dense = parse_config("d", {"chunking": "base", "method": "dense", "depth": 10})
+    with pytest.raises(ValueError, match="'b' is timed but has no query embedding time"):
+        run_config(dense, [Q("a", "fare cap"), Q("b", "x")], retrievers, embed_seconds={"a": 0.004})
+    retrievers.embed_many = None
+    with pytest.raises(ValueError, match="no query vectors"):
+        run_config(dense, [Q("a", "fare cap")], retrievers, embed_seconds={"a": 0.004})
 
 
 def test_resolved_config_records_only_the_settings_the_config_uses():

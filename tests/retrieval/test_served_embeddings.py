@@ -433,8 +433,11 @@ def test_dense_and_retrieve_stages_embed_through_the_server(server, tmp_path):
     db = sqlite3.connect(tmp_path / ".cache/embeddings.sqlite")
     rows = lambda: dict(db.execute("SELECT model, COUNT(*) FROM vectors GROUP BY model").fetchall())  # noqa: E731
     assert rows() == {f"openai:{ALIAS}": n_chunks}
+    stage("query_vectors.py", "--name", "none", "--questions", b / "q.jsonl", "--queries", b / "queries/none.json",
+          "--out", b / "query_vectors/none", "--latency", tmp_path / "metrics/latency/query_embed_none.json")
     stage("retrieve.py", "--name", "dense", "--questions", b / "q.jsonl", "--chunks", b / "chunks/base.jsonl",
           "--dense", b / "dense/base", "--bm25", b / "bm25/base", "--queries", b / "queries/none.json",
+          "--query-vectors", b / "query_vectors/none", "--query-times", tmp_path / "metrics/latency/query_embed_none.json",
           "--out", b / "runs/dense.json", "--latency", tmp_path / "metrics/latency/dense.json")
     run = json.loads((b / "runs/dense.json").read_text())
     n_questions = len(run["questions"])
