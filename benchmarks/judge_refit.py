@@ -88,7 +88,9 @@ def main() -> None:
               f"({k1['low']:.3f} to {k1['high']:.3f}) | {km['estimate']:.3f} ({km['low']:.3f} to {km['high']:.3f}) | "
               f"{km['min']:.3f} to {km['max']:.3f} | {below:.0%} |")
     if d[COMBINED].get("status") == "ok":
-        print(f"combined, seed {args.seed}: out-of-fold AUC {d[COMBINED]['crossfit']['auc']['estimate']:.3f}")
+        print(f"combined, seed {args.seed}: out-of-fold AUC {d[COMBINED]['crossfit']['auc']['estimate']:.3f}; "
+              f"penalty C of its folds {d[COMBINED]['crossfit']['fold_C']}, of the all-grades model "
+              f"{d[COMBINED]['C']} (nested cross-validation, combined.choose_penalty)")
     print(f"primary: {d['primary']}; repeated cross-fits took {t2 - t1 - (t1 - t0):.1f} s "
           f"(score_judges {t2 - t1:.1f} s against {t1 - t0:.1f} s with one seed and one resample)")
 

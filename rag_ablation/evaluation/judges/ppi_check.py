@@ -33,7 +33,8 @@ The same check runs PPI++ with a judge's *score* as the prediction (``split_half
 with the combined judge (``combine``: a model fit on grades), which is then cross-fitted on the
 labelled half only and applied to the held-back half as cross-prediction-powered inference
 (``accuracy.crossppi_accuracy``): the grades PPI++ corrects with never trained the model it
-corrects, and the held-back grades train nothing.
+corrects, and the held-back grades train nothing, nor choose any fold model's penalty
+(``combined.choose_penalty`` runs on that fold's labelled training grades).
 """
 from __future__ import annotations
 

@@ -22,11 +22,12 @@ judge whose score is its own: its AUC involves no fit).
 * ``refit_bootstrap``: ``resamples`` draws of the graded answers with replacement (seeded by
   ``seed``); draw ``b`` is cross-fitted from scratch with fold seed ``seed + b`` (thresholds, and
   for the combined judge the logistic model, re-fit on the drawn grades), giving one kappa (and
-  AUC). A draw with one grade only is skipped and counted (``skipped``). The interval is the
-  percentile interval of those values at ``confidence``. Each draw is cross-fitted once, with its
-  own fold seed, so the interval carries the fold assignment's variation on top of the grades'
-  and the re-fitting's; the median over seeds removes that variation from the estimate, so the
-  interval errs wide;
+  AUC; the logistic model's penalty is chosen again too, by ``combined.choose_penalty`` on each
+  fold's training rows of the draw). A draw with one grade only is skipped and counted
+  (``skipped``). The interval is the percentile interval of those values at ``confidence``.
+  Each draw is cross-fitted once, with its own fold seed, so the interval carries the fold
+  assignment's variation on top of the grades' and the re-fitting's; the median over seeds
+  removes that variation from the estimate, so the interval errs wide;
 * ``repeated_crossfit``: both, as the dicts judge_detail.json holds (``Summary.as_dict``).
 """
 from __future__ import annotations

@@ -32,7 +32,10 @@ the fold models fixed. When every answer has its answer features (``features``: 
 verdicts), they are inputs too, and ``question_overlap`` is the model's veto: an answer that adds
 no word to the question gets probability 0 (``combined`` module docstring). Without them (judge
 files written before features were kept) the inputs are the scores alone, and ``features_note``
-says why. ``inputs`` lists the columns in order; ``judge_items`` gives the all-grades model's
+says why. ``inputs`` lists the columns in order; ``C`` is the all-grades model's penalty, chosen
+from ``C_grid`` by cross-validation on every grade, and ``crossfit.fold_C`` each fold model's at
+seed ``seed``, chosen on that fold's training grades alone (``combined.choose_penalty``: nested
+cross-validation); ``judge_items`` gives the all-grades model's
 score and verdict on made-up answers (the canaries), as on any answer without a grade.
 
 ``primary``: the judge, or ``combined``, with the highest median cross-fitted kappa (``kappa``;
@@ -51,7 +54,7 @@ import numpy as np
 
 from rag_ablation.core.config import JudgeConfig
 from rag_ablation.evaluation.judges.agreement import agreement
-from rag_ablation.evaluation.judges.combined import crossfit_combined, fit_all, predict_unlabeled
+from rag_ablation.evaluation.judges.combined import PENALTY_GRID, crossfit_combined, fit_all, predict_unlabeled
 from rag_ablation.evaluation.judges.answer_features import ANSWER_FEATURES
 from rag_ablation.evaluation.judges.refit import Fitter, combined_fitter, judge_fitter, repeated_crossfit
 from rag_ablation.evaluation.judges.thresholds import auc_interval, best_threshold, crossfit_verdicts, roc_points
@@ -180,11 +183,13 @@ def score_judges(*, judges: Sequence[str], scores: Mapping[str, Mapping[Key, flo
                                       f"{missing[0][0]}/{missing[0][1]}): judge files from before they were kept; "
                                       "the judges' scores alone, with no veto (rerun the judge stages)")
         ungraded = [k for k in answers if k not in hand]
-        p_all = model.predict(np.asarray([out.features[k] for k in ungraded], dtype=float)) if ungraded else []  # type: ignore[attr-defined]
+        p_all: np.ndarray | list[float] = (model.predict(np.asarray([out.features[k] for k in ungraded], dtype=float))
+                                           if ungraded else [])
         folds_u = predict_unlabeled(fitted_c, [out.features[k] for k in ungraded]) if ungraded else np.empty((0, 0))
         out.fold_scores = {k: tuple(float(v) for v in row) for k, row in zip(ungraded, folds_u)}
         entry.update(threshold=t_all, inputs=list(out.inputs), veto=None if out.veto is None else VETO_FEATURE,
-                     coefficients=_coefficients(model, out.inputs))
+                     coefficients=_coefficients(model, out.inputs), C=model.C, C_grid=list(PENALTY_GRID))
+        entry["crossfit"]["fold_C"] = list(fitted_c.penalties)
         out.detail[COMBINED] = entry
         kappas[COMBINED] = entry["kappa"]["estimate"]
         out.chosen[COMBINED] = {**{k: (s_, v) for k, s_, v in zip(graded, fitted_c.scores, fitted_c.verdicts)},
