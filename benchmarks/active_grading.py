@@ -16,8 +16,9 @@ answers alone. Its answers are ordered by
   (``held_out.held_out_scores``: ``combined.fit``, its penalty chosen by nested cross-validation
   inside that fit), on the three judges' scores, plus the answer features with the
   ``question_overlap`` veto when the experiment's folder has ``answers/`` and ``--questions``
-  exists; that is what a grading session has for answers not yet graded: a model of earlier
-  grades;
+  exists (not with ``--no-features``); that is what a grading session has for answers not yet graded: a model of earlier
+  grades. ``--fit-questions K ...`` also fits it on a seeded ``K`` of the fit part's questions
+  only (``split_by_question`` again, within the fit part), to see how many other grades it needs;
 * ``llm`` (P(CORRECT)) and ``token_f1``: raw scores, fit on nothing (the fit part is unused).
 
 Per split, ``--orders`` seeded orders per score (random order reads no score: one row) give the
@@ -35,7 +36,7 @@ model fit on the other folds' grades, 128 of the same 160 the interval estimates
 gain is not one a grading session can have.
 
 Usage:  .venv/bin/python benchmarks/active_grading.py [--splits 100] [--orders 20] [--fit-share 0.5]
-            [--grades 10 20 40] [--uniform 0.5] [--questions data/build/dataset/questions.jsonl]
+            [--fit-questions 10 20 40] [--grades 10 20 40] [--uniform 0.5] [--questions data/build/dataset/questions.jsonl]
         .venv/bin/python benchmarks/active_grading.py --protocol in-sample [--repetitions 500]
             [--score-judge combined]
 """
@@ -131,18 +132,25 @@ def intervals(scores: np.ndarray, verdicts: np.ndarray, *, name: str, uniform: f
 
 
 def held_out(exp: Experiment, *, fit_share: float, splits: int, orders: int, seed: int, uniform: float,
-             grades: Sequence[int]) -> dict[tuple[str, int], list[Row]]:
+             grades: Sequence[int], fit_questions: Sequence[int | None] = (None,)) -> dict[tuple[str, int], list[Row]]:
     """(order label, grades) -> every interval of the held-out protocol (module docstring); the
-    labels are ``random`` and ``active, <score>``."""
+    labels are ``random``, ``active, <raw score>`` and ``active, combined (fit on K questions)``,
+    one per ``fit_questions`` (None: the whole fit part; K: a seeded K of its questions)."""
     out: dict[tuple[str, int], list[Row]] = {}
     for split in range(splits):
         fit_rows, est_rows = split_by_question(exp.keys, fit_share=fit_share, seed=seed + split)
         verdicts = exp.hand[est_rows]
         by_score = {j: exp.raw[j][est_rows] for j in RAW}
-        by_score["combined"] = held_out_scores(exp.inputs, exp.hand, fit_rows=fit_rows, score_rows=est_rows,
-                                               veto=exp.veto)
-        runs = [("random", "random", by_score["combined"])] + [(f"active, {j}", "active", s)
-                                                               for j, s in by_score.items()]
+        n_fit = len({exp.keys[i][1] for i in fit_rows})
+        for k in fit_questions:
+            used = fit_rows
+            if k is not None and k < n_fit:
+                sub, _ = split_by_question([exp.keys[i] for i in fit_rows], fit_share=k / n_fit, seed=seed + split)
+                used = [fit_rows[i] for i in sub]
+            by_score[f"combined (fit on {min(k or n_fit, n_fit)} questions)"] = held_out_scores(
+                exp.inputs, exp.hand, fit_rows=used, score_rows=est_rows, veto=exp.veto)
+        runs = [("random", "random", np.full(verdicts.size, 0.5))]  # random order reads no score
+        runs += [(f"active, {j}", "active", s) for j, s in by_score.items()]
         for label, name, s in runs:
             for r in range(orders):
                 for n, row in intervals(s, verdicts, name=name, uniform=uniform, seed=(seed + split) * orders + r,
@@ -186,8 +194,11 @@ def main() -> None:
     ap.add_argument("--splits", type=int, default=100, help="held-out: seeded splits by question")
     ap.add_argument("--orders", type=int, default=20, help="held-out: seeded orders per split and score")
     ap.add_argument("--fit-share", type=float, nargs="+", default=[0.5], help="held-out: share of questions fit on")
+    ap.add_argument("--fit-questions", type=int, nargs="+",
+                    help="held-out: the combined judge fit on a seeded K of the fit part's questions (default all)")
     ap.add_argument("--questions", type=Path, default=REPO / "data/build/dataset/questions.jsonl",
                     help="held-out: for the answer features of an experiment with answers/")
+    ap.add_argument("--no-features", action="store_true", help="held-out: the combined judge on the scores alone")
     ap.add_argument("--repetitions", type=int, default=500, help="in-sample: seeded orders")
     ap.add_argument("--score-judge", default="token_f1", help="in-sample: the <judge>_score column that orders")
     ap.add_argument("--grades", type=int, nargs="+", help="grade counts (default 10 20 40 held-out, 20 40 80 in-sample)")
@@ -205,14 +216,15 @@ def main() -> None:
                                uniform=args.uniform, grades=grades)
             print("\n".join(table(f"{label}, all graded", result)))
             continue
-        exp = read_experiment(folder, args.questions)
+        exp = read_experiment(folder, None if args.no_features else args.questions)
         notes.append(f"{label}: {len(exp.keys)} graded answers, accuracy {exp.hand.mean():.3f}; combined inputs "
                      f"{', '.join(exp.columns)}{' (veto question_overlap)' if exp.veto is not None else ''}")
         for share in args.fit_share:
             result = held_out(exp, fit_share=share, splits=args.splits, orders=args.orders, seed=args.seed,
-                              uniform=args.uniform, grades=grades)
-            n_fit = round(share * len({q for _, q in exp.keys}))
-            print("\n".join(table(f"{label}, fit on {n_fit} questions' answers", result)))
+                              uniform=args.uniform, grades=grades, fit_questions=args.fit_questions or [None])
+            n_questions = len({q for _, q in exp.keys})
+            n_est = n_questions - min(max(round(share * n_questions), 1), n_questions - 1)
+            print("\n".join(table(f"{label}, {n_est} questions' answers estimated", result)))
     runs = (f"{args.splits} splits x {args.orders} orders" if args.protocol == "held-out"
             else f"{args.repetitions} orders")
     print("\n" + "\n".join(notes))
