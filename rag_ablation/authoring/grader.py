@@ -66,7 +66,7 @@ from typing import TextIO
 
 from rag_ablation.authoring.grade_order import (ACTIVE, LISTED, Plan, describe, estimate, last_draw, make_plan,
                                                 read_scores)
-from rag_ablation.core.config import DEFAULT_GRADE_ORDER
+from rag_ablation.core.config import DEFAULT_GRADE_ORDER, DEFAULT_GRADE_SCORE_JUDGE
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.core.io import read_json
 from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, load_grades, match_grades, write_grades
@@ -666,7 +666,7 @@ def summary(session: Session | None, answers: Answers, grades_path: Path, plan: 
 def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, grader: str,
                 configs: Sequence[str] = (), sample: int | None = None, seed: int = 0, regrade: bool = False,
                 order: str = DEFAULT_GRADE_ORDER, score_dir: Path = Path("metrics/scores"),
-                score_judge: str = "token_f1", stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+                score_judge: str = DEFAULT_GRADE_SCORE_JUDGE, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Read the inputs, grade in the terminal until ``q`` or the end of input, print the summary;
     returns the exit status (0, or 130 after Ctrl-C). ``answers``, ``runs``: folders; ``questions``,
     ``grades``: files (module docstring); ``grader``: the name stored with each grade; ``order``,

@@ -18,7 +18,7 @@ from typing import TextIO
 
 from rag_ablation.authoring.grade_order import ORDERS
 from rag_ablation.core import runner
-from rag_ablation.core.config import DEFAULT_GRADE_ORDER
+from rag_ablation.core.config import DEFAULT_GRADE_ORDER, DEFAULT_GRADE_SCORE_JUDGE
 from rag_ablation.authoring.grader import run_session
 
 
@@ -67,9 +67,9 @@ def build_parser(prog: str = "rag-grade") -> argparse.ArgumentParser:
     ap.add_argument("--score-dir", type=Path, metavar="DIR", default=Path("metrics/scores"),
                     help="with --order active: the folder of verdicts.csv (and answers.csv) with the scores "
                     "(metrics/scores)")
-    ap.add_argument("--score-judge", metavar="NAME", default="token_f1",
+    ap.add_argument("--score-judge", metavar="NAME", default=DEFAULT_GRADE_SCORE_JUDGE,
                     help="with --order active: the judge whose score orders, the <NAME>_score column of verdicts.csv; "
-                    "token_f1 falls back to answers.csv's token_f1 (token_f1)")
+                    f"token_f1 falls back to answers.csv's token_f1 ({DEFAULT_GRADE_SCORE_JUDGE})")
     return ap
 
 

@@ -73,7 +73,7 @@ def add_grade_options(ap: argparse.ArgumentParser) -> None:
     """The options of the "Grade answers" mode (``rag_ablation.authoring.workbench.grading``), as
     ``rag-ablation grade`` names them."""
     from rag_ablation.authoring.grade_order import ORDERS
-    from rag_ablation.core.config import DEFAULT_GRADE_ORDER
+    from rag_ablation.core.config import DEFAULT_GRADE_ORDER, DEFAULT_GRADE_SCORE_JUDGE
 
     g = ap.add_argument_group("Grade answers mode (as `rag-ablation grade`)")
     g.add_argument("--answers", type=Path, default=Path("data/build/answers"),
@@ -86,8 +86,8 @@ def add_grade_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, default=0, help="seed of --order (0)")
     g.add_argument("--score-dir", type=Path, default=Path("metrics/scores"),
                    help="with --order active: the folder of verdicts.csv and answers.csv (metrics/scores)")
-    g.add_argument("--score-judge", default="token_f1",
-                   help="with --order active: the judge whose <NAME>_score column orders (token_f1)")
+    g.add_argument("--score-judge", default=DEFAULT_GRADE_SCORE_JUDGE,
+                   help=f"with --order active: the judge whose <NAME>_score column orders ({DEFAULT_GRADE_SCORE_JUDGE})")
 
 
 def grade_source(args: argparse.Namespace) -> GradeSource:

@@ -83,6 +83,10 @@ DEFAULT_REFUSAL_PHRASES = (
 
 GRADE_ORDERS = ("active", "random")  # rag_ablation.evaluation.judges.active.ORDERS
 DEFAULT_GRADE_ORDER = "random"  # `rag-ablation grade --order`, the workbench's grade mode (docs/judging.md)
+# random: measured against active order with scores never fit on the grades estimated
+# (benchmarks/active_grading.py, benchmarks/RESULTS.md), active order's interval covers too
+# rarely at 20 grades or fewer when the accuracy is low (the example's 0.12), with every score
+DEFAULT_GRADE_SCORE_JUDGE = "token_f1"  # `--score-judge`: the score active order draws by; every run has it
 ACTIVE_UNIFORM_SHARE = 0.5  # active order: the share of each draw's probability spread uniformly
 
 # How floats are written (docs/pipeline.md#numbers-in-the-output-files). The same inputs must give
