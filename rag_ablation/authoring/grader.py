@@ -44,6 +44,18 @@ session in active order resumes the sequence of draws on file (``grade_order.las
 ``q``, Ctrl-C or a kill, the next session's first draw is numbered one after the last one saved,
 and the estimate goes on from where it stood.
 
+Second pass (``--second-pass``, the workbench's "Second grader" button): a second grader,
+``--grader NAME``, grades blind the answers someone else has graded (a current grade by another
+grader) and NAME has not (``second_pass_items``). Nothing of the other grades is shown or sent:
+the session sees only NAME's own grades (``Session(blind=True)``: the previous grade, the
+progress, the end of the list and the summary count NAME's grades alone), and each grade is a
+line of its own beside the first grader's (``rag_ablation.evaluation.judges.grades``). It is
+drawn in ``listed`` or ``random`` order (``active`` order's draws belong to the first pass, and
+the second pass uses ``random`` instead); grades are saved as in the first pass. In the first
+pass, a grade by a grader without a line for the answer text replaces the first grader's line
+(a correction, as before: one first-pass grade per text); in either pass a grader's own line is
+replaced by their new grade. How far the two agree: ``judge_eval`` (docs/judging.md).
+
 Progress: the header's ``[n/N]`` is the position in this session's list (the answers without a
 grade when it started); ``graded G/T in scope`` counts the grades on file for the current
 text of every answer in scope (``Session.in_scope``: the answers read, or the ``--sample``),
@@ -69,7 +81,8 @@ from rag_ablation.authoring.grade_order import (ACTIVE, LISTED, Plan, describe, 
 from rag_ablation.core.config import DEFAULT_GRADE_ORDER
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.core.io import read_json
-from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, load_grades, match_grades, write_grades
+from rag_ablation.evaluation.judges.grades import (Grade, answer_sha256, chosen, load_grades, match_grades,
+                                                 write_grades)
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.support.sampling import stratified_sample
 
@@ -300,6 +313,18 @@ def plan_grading(items: Sequence[Item], grades: Sequence[Grade], *, sample: int 
     return [by_key[k] for k in plan.keys], plan
 
 
+def second_pass_items(items: Sequence[Item], grades: Sequence[Grade], grader: str) -> list[Item]:
+    """The answers of ``items`` (order kept) whose current text has an ordinary grade by another
+    grader than ``grader``: the second pass's population (module docstring)."""
+    by_others = {g.slot for g in grades if g.grader != grader and not g.adjudicated}
+    return [it for it in items if (*it.key, it.sha256) in by_others]
+
+
+def own_grades(grades: Sequence[Grade], grader: str) -> list[Grade]:
+    """``grader``'s ordinary grades of ``grades``: all a blind session sees (module docstring)."""
+    return [g for g in grades if g.grader == grader and not g.adjudicated]
+
+
 def to_grade(items: Sequence[Item], grades: Sequence[Grade], *, sample: int | None = None, seed: int = 0,
              regrade: bool = False, order: str = LISTED) -> list[Item]:
     """The answers to show (``plan_grading``), in ``order`` (config then id by default)."""
@@ -310,30 +335,49 @@ def to_grade(items: Sequence[Item], grades: Sequence[Grade], *, sample: int | No
 # a grading session: position in the list, grades given, the file
 
 
-def with_sampling(grade: Grade, on_file: Mapping[tuple[str, str, str], Grade], plan: Plan | None) -> Grade:
-    """``grade`` with its ``sampling`` record: the one of the grade it replaces (a regrade keeps
-    how the answer was drawn), else, in active order, ``plan.sampling`` against ``on_file``."""
-    old = on_file.get(grade.slot)
+def with_sampling(grade: Grade, on_file: Mapping[tuple[str, str, str], Grade], plan: Plan | None,
+                  replaced: Grade | None = None) -> Grade:
+    """``grade`` with its ``sampling`` record: the one of the line it replaces (``replaced``, else
+    ``on_file``'s grade of its slot; a regrade keeps how the answer was drawn), else, in active
+    order, ``plan.sampling`` against ``on_file`` (the grade of each answer text, by slot)."""
+    old = replaced if replaced is not None else on_file.get(grade.slot)
     if old is not None and old.sampling is not None:
         return replace(grade, sampling=old.sampling)
     others = {slot: g for slot, g in on_file.items() if slot != grade.slot}
     return replace(grade, sampling=plan.sampling(grade.key, others) if plan is not None else None)
 
 
+def replaced_line(on_file: Sequence[Grade], grade: Grade, *, blind: bool) -> int | None:
+    """The index in ``on_file`` of the line ``grade`` replaces (module docstring): its grader's
+    ordinary line for the same text, else, outside a blind pass, the first ordinary line of the
+    text; None: it is a new line."""
+    same_text = [i for i, g in enumerate(on_file) if g.slot == grade.slot and not g.adjudicated]
+    own = [i for i in same_text if on_file[i].grader == grade.grader]
+    if own:
+        return own[0]
+    return same_text[0] if same_text and not blind else None
+
+
 class Session:
     """The list being graded, where we are in it, and the grades file (rewritten on every grade)."""
 
     def __init__(self, items: Sequence[Item], grades_path: Path, grader: str, grades: Sequence[Grade],
-                 plan: Plan | None = None):
+                 plan: Plan | None = None, *, blind: bool = False):
         self.items = list(items)
         self.plan = plan  # active order: each grade records its sampling (grade_order.Plan.sampling)
         self.path = Path(grades_path)
         self.grader = grader
+        self.blind = blind  # the second pass: only this grader's own grades are seen (module docstring)
         self.pos = 0
-        self.grades: dict[tuple[str, str, str], Grade] = {g.slot: g for g in grades}
+        self.grades: dict[tuple[str, str, str], Grade] = self._seen(grades)
         self.graded: dict[tuple[str, str], str] = {}  # this session's verdicts
         self.skipped: set[tuple[str, str]] = set()
         self.notes: dict[tuple[str, str], str] = {}  # typed with n, stored with the next grade
+
+    def _seen(self, grades: Sequence[Grade]) -> dict[tuple[str, str, str], Grade]:
+        """The grades this session sees, by slot: the grade of each answer text (``chosen``), or
+        in a blind pass this grader's own."""
+        return {g.slot: g for g in own_grades(grades, self.grader)} if self.blind else chosen(grades)
 
     @property
     def current(self) -> Item | None:
@@ -386,11 +430,16 @@ class Session:
 
     def _save(self, grade: Grade) -> None:
         # read the file again so grades another session wrote meanwhile are kept
-        on_file = {g.slot: g for g in read_grades(self.path)}
-        grade = with_sampling(grade, on_file, self.plan)
-        on_file[grade.slot] = grade
-        write_grades(self.path, on_file.values())
-        self.grades = on_file
+        lines = read_grades(self.path)
+        at = replaced_line(lines, grade, blind=self.blind)
+        if not self.blind:  # a blind pass is not drawn: its grades have no sampling
+            grade = with_sampling(grade, chosen(lines), self.plan, lines[at] if at is not None else None)
+        if at is None:
+            lines.append(grade)
+        else:
+            lines[at] = grade
+        write_grades(self.path, lines)
+        self.grades = self._seen(lines)
 
     def skip(self) -> None:
         item = self.current
@@ -459,6 +508,19 @@ def end_of_list(session: Session) -> str:
             f"{skipped} skipped (shown again next time).")
 
 
+SECOND_PASS_HOW = "rag-ablation grade --second-pass --grader NAME"
+
+
+def second_pass_offer(session: Session, how: str = SECOND_PASS_HOW) -> str | None:
+    """At the end of a first pass with every answer in scope graded: the line offering a second
+    grader the blind pass (``how`` starts it); else None."""
+    total = len(session.in_scope())
+    if session.blind or session.current is not None or not total or len(session.graded_in_scope()) < total:
+        return None
+    return (f"Every answer in scope is graded once. A second grader can now grade them blind (the first grades "
+            f"hidden), to measure how far two graders agree, the ceiling of every judge: {how}.")
+
+
 def render(session: Session, question: Question | None, passages: Mapping[str, str], *, width: int,
            height: int, full: bool = False, message: str = "") -> list[str]:
     """The screen for the session's current answer (or the end of the list), as lines."""
@@ -468,8 +530,9 @@ def render(session: Session, question: Question | None, passages: Mapping[str, s
     n = len(session.items)
     foot = [rule, KEYS_LINE[:width], message[:width]]
     if item is None:
-        return [*textwrap.wrap(end_of_list(session), width),
-                "b: back to the last answer, q: quit." if n else "q: quit.", *foot]
+        offer = second_pass_offer(session)
+        return [*textwrap.wrap(end_of_list(session), width), "b: back to the last answer, q: quit." if n else "q: quit.",
+                *(textwrap.wrap(offer, width) if offer else []), *foot]
     head = (f"[{session.pos + 1}/{n}]  {item.config}  {item.id}  slice {item.slice}"
             f"{'' if item.answerable else ' (unanswerable)'}  {progress(session)}")
     lines = [head[:width]]
@@ -666,29 +729,31 @@ def summary(session: Session | None, answers: Answers, grades_path: Path, plan: 
 def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, grader: str,
                 configs: Sequence[str] = (), sample: int | None = None, seed: int = 0, regrade: bool = False,
                 order: str = DEFAULT_GRADE_ORDER, score_dir: Path = Path("metrics/scores"),
-                score_judge: str = "token_f1", stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+                score_judge: str = "token_f1", second_pass: bool = False, stdin: TextIO | None = None,
+                stdout: TextIO | None = None) -> int:
     """Read the inputs, grade in the terminal until ``q`` or the end of input, print the summary;
     returns the exit status (0, or 130 after Ctrl-C). ``answers``, ``runs``: folders; ``questions``,
     ``grades``: files (module docstring); ``grader``: the name stored with each grade; ``order``,
-    ``score_dir``, ``score_judge``: ``rag_ablation.authoring.grade_order``."""
+    ``score_dir``, ``score_judge``: ``rag_ablation.authoring.grade_order``; ``second_pass``: the
+    blind pass of a second grader (module docstring; ``order`` listed or random)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    grader = grader.strip()
+    if second_pass and order == ACTIVE:
+        raise UserError("--second-pass takes --order listed or random: active order's draws belong to the first pass")
     found = restrict(load_answers(answers), configs)
     given = read_grades(grades)
     scores = read_scores(score_dir, score_judge) if order == ACTIVE else None
-    items, plan = plan_grading(found.items, given, sample=sample, seed=seed, regrade=regrade, order=order,
-                               scores=scores)
+    pool = second_pass_items(found.items, given, grader) if second_pass else found.items
+    seen = own_grades(given, grader) if second_pass else given
+    items, plan = plan_grading(pool, seen, sample=sample, seed=seed, regrade=regrade, order=order, scores=scores)
     notes = [f"skipped {why}" for why in found.unavailable.values()]
     if not items:
-        what = (f"{len(plan.population)} answers of a sample of {sample} (seed {seed})" if sample is not None
-                else f"{len(plan.population)} answers in scope")
-        current = [g for g in given if plan.population.get(g.key) == g.answer_sha256]
-        nothing = (f"nothing to grade: all {what} have a grade for their current answer text "
-                   f"({graded_by(current)}; --regrade shows them again)")
-        print("\n".join([*notes, nothing, *summary(None, found, grades, plan)]), file=stdout)
+        print("\n".join([*notes, _nothing_to_grade(plan, seen, sample, seed, grader if second_pass else None),
+                         *summary(None, found, grades, plan)]), file=stdout)
         return 0
     by_id = read_questions(questions, items)
     passages = read_passages(runs, items)
-    session = Session(items, grades, grader.strip(), given, plan)
+    session = Session(items, grades, grader, given, plan, blind=second_pass)
     tty = stdin.isatty()
     keys = TerminalKeys(stdin, stdout) if tty else LineKeys(stdin, stdout)
     status = 0
@@ -702,3 +767,20 @@ def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, gra
                  + "\n")
     stdout.flush()
     return status
+
+
+def _nothing_to_grade(plan: Plan, seen: Sequence[Grade], sample: int | None, seed: int,
+                      second: str | None) -> str:
+    """The line of a session with an empty list: why (``second``: the second grader's name)."""
+    if second is not None:
+        if not plan.population:
+            return (f"nothing to grade in the second pass: no answer in scope has a current grade by another grader "
+                    f"than {second!r} yet (the first pass comes first)")
+        return (f"nothing to grade in the second pass: {second!r} has graded all {len(plan.population)} answers "
+                f"another grader graded (--regrade shows them again)")
+    what = (f"{len(plan.population)} answers of a sample of {sample} (seed {seed})" if sample is not None
+            else f"{len(plan.population)} answers in scope")
+    current = [g for g in seen if plan.population.get(g.key) == g.answer_sha256]
+    offer = ("; a second grader can grade them blind: " + SECOND_PASS_HOW) if plan.population else ""
+    return (f"nothing to grade: all {what} have a grade for their current answer text "
+            f"({graded_by(current)}; --regrade shows them again){offer}")
