@@ -509,6 +509,8 @@ def end_of_list(session: Session) -> str:
 
 
 SECOND_PASS_HOW = "rag-ablation grade --second-pass --grader NAME"
+SECOND_PASS_ORDER = "random"
+"""The order of a second pass started where the first was in active order (the workbench)."""
 
 
 def second_pass_offer(session: Session, how: str = SECOND_PASS_HOW) -> str | None:
