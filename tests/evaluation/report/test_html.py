@@ -84,6 +84,24 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def graders_block() -> dict:
+    """judge_eval's ``graders`` (grader_agreement.grader_detail) for 8 answers graded by two: 4
+    both correct, 1 only the first, 3 both incorrect: kappa (7/8 - 1/2) / (1 - 1/2) = 0.75; the
+    one disagreement's note holds markup, which must stay text."""
+    overall = {"n": 8, "confidence": 0.95, "seed": 0,
+               "kappa": {"estimate": 0.75, "low": 0.4, "high": 1.0, "n": 8, "dropped": 0, "n_resamples": 50,
+                         "reason": None},
+               "accuracy": {"estimate": 0.875, "low": 0.625, "high": 1.0, "n": 8, "dropped": 0, "n_resamples": 50,
+                            "reason": None},
+               "table": {"both_correct": 4, "first_only": 1, "second_only": 0, "both_incorrect": 3}}
+    return {"status": "ok", "graders": ["ana", "bo"], "overall": overall, "configs": {"bm25": overall},
+            "disagreements": [{"config": "bm25", "id": "q2", "answer_sha256": "a" * 64,
+                               "first": {"grader": "ana", "verdict": "correct", "note": EVIL},
+                               "second": {"grader": "bo", "verdict": "incorrect", "note": ""},
+                               "adjudicated": None}],
+            "adjudicated": 0}
+
+
 def tiny_project(d: Path) -> Path:
     """A project folder holding every input of the report_html stage, built by hand."""
     shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
@@ -159,7 +177,8 @@ def tiny_project(d: Path) -> Path:
                             "fixed": 2, "broken": 1, "fixed_ids": ["q1", "q7"], "broken_ids": ["q2"],
                             "both_right": 3, "both_wrong": 2, "p_mcnemar": 1.0},
                  "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}},
-             "measure_comparison": measure_block()}
+             "measure_comparison": measure_block(),
+             "graders": graders_block()}
     write(d / "metrics/judge_detail.json", json.dumps(judge))
     for name, ms in P95.items():
         write(d / f"metrics/latency/{name}.json", json.dumps({"timing": "warm", "total": {"p95_ms": ms}}))
