@@ -704,7 +704,7 @@ def interact(session: Session, questions: Mapping[str, Question], passages: Mapp
 
 def summary(session: Session | None, answers: Answers, grades_path: Path, plan: Plan | None = None) -> list[str]:
     """What the session did and where the grades stand, against every current answer."""
-    grades = session.grades.values() if session else read_grades(grades_path)
+    grades = session.grades.values() if session else chosen(read_grades(grades_path)).values()  # one per text
     current = {it.key: it.answer for it in answers.items}
     m = match_grades(list(grades), current)
     lines = []
