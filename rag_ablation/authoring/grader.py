@@ -56,6 +56,12 @@ pass, a grade by a grader without a line for the answer text replaces the first 
 (a correction, as before: one first-pass grade per text); in either pass a grader's own line is
 replaced by their new grade. How far the two agree: ``judge_eval`` (docs/judging.md).
 
+Adjudication (``--adjudicate --grader NAME``): the answers whose first and second graders
+disagree (``adjudication_items``: ``grader_agreement.grader_pairs`` on the current texts) and
+that have no adjudicated grade yet (``--regrade``: those too). The screen shows both graders'
+verdicts and notes; ``c`` or ``w`` saves NAME's verdict as the text's adjudicated line
+(``"role": "adjudicated"``, replacing the one there), which calibration then uses.
+
 Progress: the header's ``[n/N]`` is the position in this session's list (the answers without a
 grade when it started); ``graded G/T in scope`` counts the grades on file for the current
 text of every answer in scope (``Session.in_scope``: the answers read, or the ``--sample``),
@@ -81,7 +87,8 @@ from rag_ablation.authoring.grade_order import (ACTIVE, LISTED, Plan, describe, 
 from rag_ablation.core.config import DEFAULT_GRADE_ORDER
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.core.io import read_json
-from rag_ablation.evaluation.judges.grades import (Grade, answer_sha256, chosen, load_grades, match_grades,
+from rag_ablation.evaluation.judges.grader_agreement import GraderPair, grader_pairs
+from rag_ablation.evaluation.judges.grades import (ADJUDICATED, Grade, answer_sha256, chosen, load_grades, match_grades,
                                                  write_grades)
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.support.sampling import stratified_sample
@@ -320,6 +327,19 @@ def second_pass_items(items: Sequence[Item], grades: Sequence[Grade], grader: st
     return [it for it in items if (*it.key, it.sha256) in by_others]
 
 
+def adjudication_items(items: Sequence[Item], grades: Sequence[Grade]) -> list[Item]:
+    """The answers of ``items`` (order kept) whose current text's first and second graders
+    disagree (``grader_pairs``): the adjudication's population (module docstring)."""
+    pairs = grader_pairs(grades, {it.key: it.sha256 for it in items})
+    disputed = {p.key for p in pairs if not p.agree}
+    return [it for it in items if it.key in disputed]
+
+
+def adjudicated_grades(grades: Sequence[Grade]) -> list[Grade]:
+    """The adjudicated lines of ``grades``: all an adjudication session counts as done."""
+    return [g for g in grades if g.adjudicated]
+
+
 def own_grades(grades: Sequence[Grade], grader: str) -> list[Grade]:
     """``grader``'s ordinary grades of ``grades``: all a blind session sees (module docstring)."""
     return [g for g in grades if g.grader == grader and not g.adjudicated]
@@ -348,9 +368,11 @@ def with_sampling(grade: Grade, on_file: Mapping[tuple[str, str, str], Grade], p
 
 
 def replaced_line(on_file: Sequence[Grade], grade: Grade, *, blind: bool) -> int | None:
-    """The index in ``on_file`` of the line ``grade`` replaces (module docstring): its grader's
-    ordinary line for the same text, else, outside a blind pass, the first ordinary line of the
-    text; None: it is a new line."""
+    """The index in ``on_file`` of the line ``grade`` replaces (module docstring): for an
+    adjudicated grade, the text's adjudicated line; else its grader's ordinary line for the same
+    text, else, outside a blind pass, the first ordinary line of the text; None: a new line."""
+    if grade.adjudicated:
+        return next((i for i, g in enumerate(on_file) if g.slot == grade.slot and g.adjudicated), None)
     same_text = [i for i, g in enumerate(on_file) if g.slot == grade.slot and not g.adjudicated]
     own = [i for i in same_text if on_file[i].grader == grade.grader]
     if own:
@@ -362,21 +384,28 @@ class Session:
     """The list being graded, where we are in it, and the grades file (rewritten on every grade)."""
 
     def __init__(self, items: Sequence[Item], grades_path: Path, grader: str, grades: Sequence[Grade],
-                 plan: Plan | None = None, *, blind: bool = False):
+                 plan: Plan | None = None, *, blind: bool = False, adjudicate: bool = False):
+        assert not (blind and adjudicate), "a session is a first pass, a blind second pass or an adjudication"
         self.items = list(items)
+        self.adjudicate = adjudicate  # grades are adjudicated lines; the two graders' are shown
         self.plan = plan  # active order: each grade records its sampling (grade_order.Plan.sampling)
         self.path = Path(grades_path)
         self.grader = grader
         self.blind = blind  # the second pass: only this grader's own grades are seen (module docstring)
         self.pos = 0
+        self.pairs: dict[tuple[str, str], GraderPair] = {}
         self.grades: dict[tuple[str, str, str], Grade] = self._seen(grades)
         self.graded: dict[tuple[str, str], str] = {}  # this session's verdicts
         self.skipped: set[tuple[str, str]] = set()
         self.notes: dict[tuple[str, str], str] = {}  # typed with n, stored with the next grade
 
     def _seen(self, grades: Sequence[Grade]) -> dict[tuple[str, str, str], Grade]:
-        """The grades this session sees, by slot: the grade of each answer text (``chosen``), or
-        in a blind pass this grader's own."""
+        """The grades this session sees, by slot: the grade of each answer text (``chosen``), in a
+        blind pass this grader's own, in an adjudication the adjudicated lines (and, in
+        ``pairs``, both graders' lines of each answer listed)."""
+        if self.adjudicate:
+            self.pairs = {p.key: p for p in grader_pairs(grades, {it.key: it.sha256 for it in self.items})}
+            return {g.slot: g for g in adjudicated_grades(grades)}
         return {g.slot: g for g in own_grades(grades, self.grader)} if self.blind else chosen(grades)
 
     @property
@@ -421,7 +450,7 @@ class Session:
         old, stale = self.previous_grade(item)
         keep = old.note if old is not None and not stale else ""
         g = Grade(answer_sha256=item.sha256, config=item.config, grader=self.grader, id=item.id,
-                  note=self.notes.pop(item.key, keep), verdict=verdict)
+                  note=self.notes.pop(item.key, keep), verdict=verdict, role=ADJUDICATED if self.adjudicate else None)
         self._save(g)
         self.graded[item.key] = verdict
         self.skipped.discard(item.key)
@@ -432,7 +461,7 @@ class Session:
         # read the file again so grades another session wrote meanwhile are kept
         lines = read_grades(self.path)
         at = replaced_line(lines, grade, blind=self.blind)
-        if not self.blind:  # a blind pass is not drawn: its grades have no sampling
+        if not (self.blind or self.adjudicate):  # neither is drawn: their grades have no sampling
             grade = with_sampling(grade, chosen(lines), self.plan, lines[at] if at is not None else None)
         if at is None:
             lines.append(grade)
@@ -538,6 +567,10 @@ def render(session: Session, question: Question | None, passages: Mapping[str, s
     head = (f"[{session.pos + 1}/{n}]  {item.config}  {item.id}  slice {item.slice}"
             f"{'' if item.answerable else ' (unanswerable)'}  {progress(session)}")
     lines = [head[:width]]
+    pair = session.pairs.get(item.key) if session.adjudicate else None
+    if pair is not None:
+        lines += [(f"{which} grader: {g.verdict} by {g.grader}" + (f" (note: {g.note})" if g.note else ""))[:width]
+                  for which, g in (("first", pair.first), ("second", pair.second))]
     old, stale = session.previous_grade(item)
     if old is not None:
         by = f"{old.verdict} by {old.grader}" + (f" (note: {old.note})" if old.note else "")
@@ -731,31 +764,37 @@ def summary(session: Session | None, answers: Answers, grades_path: Path, plan: 
 def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, grader: str,
                 configs: Sequence[str] = (), sample: int | None = None, seed: int = 0, regrade: bool = False,
                 order: str = DEFAULT_GRADE_ORDER, score_dir: Path = Path("metrics/scores"),
-                score_judge: str = "token_f1", second_pass: bool = False, stdin: TextIO | None = None,
-                stdout: TextIO | None = None) -> int:
+                score_judge: str = "token_f1", second_pass: bool = False, adjudicate: bool = False,
+                stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Read the inputs, grade in the terminal until ``q`` or the end of input, print the summary;
     returns the exit status (0, or 130 after Ctrl-C). ``answers``, ``runs``: folders; ``questions``,
     ``grades``: files (module docstring); ``grader``: the name stored with each grade; ``order``,
     ``score_dir``, ``score_judge``: ``rag_ablation.authoring.grade_order``; ``second_pass``: the
-    blind pass of a second grader (module docstring; ``order`` listed or random)."""
+    blind pass of a second grader, ``adjudicate``: the adjudication of the two graders'
+    disagreements (module docstring; either with ``order`` listed or random)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     grader = grader.strip()
-    if second_pass and order == ACTIVE:
-        raise UserError("--second-pass takes --order listed or random: active order's draws belong to the first pass")
+    if second_pass and adjudicate:
+        raise UserError("--second-pass and --adjudicate are two sessions: pass one of them")
+    for flag, on in (("--second-pass", second_pass), ("--adjudicate", adjudicate)):
+        if on and order == ACTIVE:
+            raise UserError(f"{flag} takes --order listed or random: active order's draws belong to the first pass")
     found = restrict(load_answers(answers), configs)
     given = read_grades(grades)
     scores = read_scores(score_dir, score_judge) if order == ACTIVE else None
-    pool = second_pass_items(found.items, given, grader) if second_pass else found.items
-    seen = own_grades(given, grader) if second_pass else given
+    pool = (second_pass_items(found.items, given, grader) if second_pass else
+            adjudication_items(found.items, given) if adjudicate else found.items)
+    seen = own_grades(given, grader) if second_pass else adjudicated_grades(given) if adjudicate else given
     items, plan = plan_grading(pool, seen, sample=sample, seed=seed, regrade=regrade, order=order, scores=scores)
     notes = [f"skipped {why}" for why in found.unavailable.values()]
     if not items:
-        print("\n".join([*notes, _nothing_to_grade(plan, seen, sample, seed, grader if second_pass else None),
-                         *summary(None, found, grades, plan)]), file=stdout)
+        nothing = (_nothing_to_adjudicate(plan) if adjudicate else
+                   _nothing_to_grade(plan, seen, sample, seed, grader if second_pass else None))
+        print("\n".join([*notes, nothing, *summary(None, found, grades, plan)]), file=stdout)
         return 0
     by_id = read_questions(questions, items)
     passages = read_passages(runs, items)
-    session = Session(items, grades, grader, given, plan, blind=second_pass)
+    session = Session(items, grades, grader, given, plan, blind=second_pass, adjudicate=adjudicate)
     tty = stdin.isatty()
     keys = TerminalKeys(stdin, stdout) if tty else LineKeys(stdin, stdout)
     status = 0
@@ -769,6 +808,14 @@ def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, gra
                  + "\n")
     stdout.flush()
     return status
+
+
+def _nothing_to_adjudicate(plan: Plan) -> str:
+    """The line of an adjudication with an empty list."""
+    if not plan.population:
+        return "nothing to adjudicate: no two graders disagree on a current answer"
+    return (f"nothing to adjudicate: all {len(plan.population)} disagreements have an adjudicated grade "
+            f"(--regrade shows them again)")
 
 
 def _nothing_to_grade(plan: Plan, seen: Sequence[Grade], sample: int | None, seed: int,

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from grade_answers import ANSWERS, PASSAGES, grade_of, grades_file, project  # noqa: F401  (project is a fixture)
 
-from rag_ablation.authoring.grader import (SECOND_PASS_HOW, Item, Session, equal_shares, load_answers, own_grades,
-                                           plan_grading, read_passages, read_questions, render, sample_items,
+from rag_ablation.authoring.grader import (SECOND_PASS_HOW, Item, Session, adjudication_items, equal_shares,
+                                           load_answers, own_grades, plan_grading, read_passages, read_questions,
+                                           render, sample_items,
                                            second_pass_items, to_grade)
 from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, match_grades, write_grades
 
@@ -226,3 +227,25 @@ def test_a_first_pass_regrade_replaces_the_grader_s_own_line_else_the_first_grad
     session.grader = "cy"
     session.grade("correct")  # cy has none: the first grader's line is corrected, as before
     assert [(g.grader, g.verdict) for g in load_grades(path)] == [("cy", "correct"), ("bo", "incorrect")]
+
+
+def test_an_adjudication_lists_the_disagreements_shows_both_grades_and_saves_an_adjudicated_line(project):
+    path = grades_file(project)
+    write_grades(path, [grade_of("dense", "q1", "correct", grader="ana", note="names the port"),
+                        grade_of("dense", "q1", "incorrect", grader="bo", note="no default"),
+                        grade_of("dense", "q2", "correct", grader="ana"), grade_of("dense", "q2", "correct", grader="bo"),
+                        grade_of("dense", "q3", "correct", grader="ana")])
+    given = load_grades(path)
+    its = adjudication_items(items(project), given)
+    assert [it.key for it in its] == [("dense", "q1")]  # q2: they agree; q3: one grader
+    session = Session(its, path, "cy", given, adjudicate=True)
+    screen = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "first grader: correct by ana (note: names the port)" in screen
+    assert "second grader: incorrect by bo (note: no default)" in screen
+    session.grade("incorrect")
+    session.back()
+    session.grade("correct")  # a second verdict replaces the adjudicated line
+    lines = load_grades(path)
+    assert [(g.grader, g.verdict, g.role) for g in lines if g.id == "q1"] == [
+        ("ana", "correct", None), ("bo", "incorrect", None), ("cy", "correct", "adjudicated")]
+    assert match_grades(lines, {("dense", "q1"): ANSWERS["dense"]["q1"]}).verdicts == {("dense", "q1"): True}

@@ -134,8 +134,8 @@ def graders_section(detail: Detail, confidence: float) -> str:
                   "both correct / first only / second only / both incorrect"], rows)]
     d = g["disagreements"]
     if d:
-        out += ["", f"Disagreements to adjudicate ({g['adjudicated']} of {len(d)} settled; settle one with an "
-                "adjudicated line in the grades file, docs/judging.md):", "",
+        out += ["", f"Disagreements to adjudicate ({g['adjudicated']} of {len(d)} settled; settle them with "
+                "`rag-ablation grade --adjudicate --grader NAME`, docs/judging.md):", "",
                 table(["config", "question", "first grader", "second grader", "adjudicated"],
                       [[f"`{r['config']}`", f"`{r['id']}`", _graded(r["first"]), _graded(r["second"]),
                         r["adjudicated"] or "not yet"] for r in d])]
