@@ -18,7 +18,16 @@ this mode drives:
   restarted server numbers its next draw one after the last one saved;
 - the same progress: ``graded`` counts the grades on file for the current text of every answer
   in scope (``in_scope`` of them), not only of this session's list; at the end of the list,
-  ``end`` says how many are graded and by whom (``grader.end_of_list``).
+  ``end`` says how many are graded and by whom (``grader.end_of_list``);
+- the same second pass (``rag-ablation grade --second-pass``): ``/api/grade/second`` with a
+  ``grader`` name starts a blind pass over the answers another grader graded and that one has
+  not (``grader.second_pass_items``), and ``/api/grade/first`` returns to the first pass of
+  ``--grader``. In the second pass no response holds another grader's verdict, note or name:
+  the session sees only the second grader's own grades (``Session(blind=True)``), so
+  ``previous``, ``graded``, ``end`` and the summary are theirs alone, and there is no estimate
+  (the pass is in listed or random order: ``active`` becomes ``random``). At the end of a first
+  pass with every answer in scope graded, ``second_offer`` says so and offers the second pass
+  (``grader.second_pass_offer``).
 
 A grade or skip names the answer it is for (``config``, ``id``, ``answer_sha256``); one that is
 not the answer shown now (a second tab, a page left open across a restart) is refused with 422,
@@ -38,8 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_ablation.authoring.grade_order import ACTIVE, describe, estimate, read_scores
-from rag_ablation.authoring.grader import (Answers, Session, end_of_list, load_answers, plan_grading, read_grades,
-                                           read_passages, read_questions, summary)
+from rag_ablation.authoring.grader import (SECOND_PASS_ORDER, Answers, Session, end_of_list, load_answers,
+                                           own_grades, plan_grading, read_grades, read_passages, read_questions,
+                                           second_pass_items, second_pass_offer, summary)
 from rag_ablation.authoring.workbench.session import Refused, text_field
 from rag_ablation.authoring.workbench.store import remove_stale_temps
 from rag_ablation.data.questions import Question
@@ -47,6 +57,8 @@ from rag_ablation.evaluation.judges.grades import VERDICTS
 
 CUT_CHARS = 400
 """How many characters of a passage the page shows while passages are cut (``p`` shows them whole)."""
+SECOND_PASS_HOW = "the Second grader form below: your name, then Start the second pass"
+"""How the page starts the second pass (``grader.second_pass_offer``)."""
 HELP = ("c correct: the answer gives the reference's essential information (or declines an unanswerable "
         "question); w wrong; s skip (shown again next time); b back; n note (then c or w); p passages whole/cut")
 
@@ -79,9 +91,13 @@ class GradeMode:
         self.removed_temps: list[Path] = []
 
     def session(self) -> Session:
-        """The session, read on first use (module docstring)."""
-        if self._session is not None:
-            return self._session
+        """The session, read on first use (module docstring): the first pass of ``--grader``."""
+        if self._session is None:
+            self._session = self._open(self.source.grader, blind=False)
+        return self._session
+
+    def _open(self, grader: str, *, blind: bool) -> Session:
+        """A session read from the files now: the first pass, or ``grader``'s blind second pass."""
         src = self.source
         self.removed_temps = remove_stale_temps(src.grades)
         for tmp in self.removed_temps:
@@ -89,12 +105,27 @@ class GradeMode:
                      f"whole and keeps every grade that was acknowledged)")
         self.found = load_answers(src.answers)
         given = read_grades(src.grades)
-        scores = read_scores(src.score_dir, src.score_judge) if src.order == ACTIVE else None
-        items, plan = plan_grading(self.found.items, given, seed=src.seed, order=src.order, scores=scores)
+        order = SECOND_PASS_ORDER if blind and src.order == ACTIVE else src.order
+        scores = read_scores(src.score_dir, src.score_judge) if order == ACTIVE else None
+        pool = second_pass_items(self.found.items, given, grader) if blind else self.found.items
+        items, plan = plan_grading(pool, own_grades(given, grader) if blind else given, seed=src.seed, order=order,
+                                   scores=scores)
         self.questions = read_questions(src.questions, items) if items else {}
         self.passages = read_passages(src.runs, items) if items else {}
-        self._session = Session(items, src.grades, src.grader, given, plan)
-        return self._session
+        return Session(items, src.grades, grader, given, plan, blind=blind)
+
+    def second(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Start the blind second pass of the grader named in ``payload`` (module docstring)."""
+        grader = " ".join(text_field(payload, "grader").split())
+        if not grader:
+            raise Refused(["type your name for the second pass: it is stored with each of your grades"])
+        self._session = self._open(grader, blind=True)
+        return self.view()
+
+    def first(self) -> dict[str, Any]:
+        """Back to the first pass of ``--grader``, read from the files now."""
+        self._session = self._open(self.source.grader, blind=False)
+        return self.view()
 
     def view(self) -> dict[str, Any]:
         """What the page shows: the position in this session's list (``position`` of ``total``),
@@ -103,14 +134,17 @@ class GradeMode:
         in active order, the weighted estimate so far."""
         s = self.session()
         out: dict[str, Any] = {"position": s.pos + 1, "total": len(s.items), "graded": len(s.graded_in_scope()),
-                               "in_scope": len(s.in_scope()), "order": self.source.order, "help": HELP,
-                               "cut": CUT_CHARS, "answer": None, "end": None,
+                               "in_scope": len(s.in_scope()),
+                               "order": s.plan.order if s.plan is not None else self.source.order, "help": HELP,
+                               "cut": CUT_CHARS, "answer": None, "end": None, "second_offer": None,
+                               "pass": "second" if s.blind else "first", "grader": s.grader,
                                "unavailable": sorted(self.found.unavailable.values())}
         if s.plan is not None and s.plan.order == ACTIVE:
             out["estimate"] = describe(estimate(s.grades.values(), s.plan.population, seed=s.plan.seed))
         item = s.current
         if item is None:
             out["end"] = end_of_list(s)
+            out["second_offer"] = second_pass_offer(s, SECOND_PASS_HOW)
             return out
         q = self.questions.get(item.id)
         old, stale = s.previous_grade(item)

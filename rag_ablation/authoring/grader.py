@@ -44,6 +44,24 @@ session in active order resumes the sequence of draws on file (``grade_order.las
 ``q``, Ctrl-C or a kill, the next session's first draw is numbered one after the last one saved,
 and the estimate goes on from where it stood.
 
+Second pass (``--second-pass``, the workbench's "Second grader" button): a second grader,
+``--grader NAME``, grades blind the answers someone else has graded (a current grade by another
+grader) and NAME has not (``second_pass_items``). Nothing of the other grades is shown or sent:
+the session sees only NAME's own grades (``Session(blind=True)``: the previous grade, the
+progress, the end of the list and the summary count NAME's grades alone), and each grade is a
+line of its own beside the first grader's (``rag_ablation.evaluation.judges.grades``). It is
+drawn in ``listed`` or ``random`` order (``active`` order's draws belong to the first pass, and
+the second pass uses ``random`` instead); grades are saved as in the first pass. In the first
+pass, a grade by a grader without a line for the answer text replaces the first grader's line
+(a correction, as before: one first-pass grade per text); in either pass a grader's own line is
+replaced by their new grade. How far the two agree: ``judge_eval`` (docs/judging.md).
+
+Adjudication (``--adjudicate --grader NAME``): the answers whose first and second graders
+disagree (``adjudication_items``: ``grader_agreement.grader_pairs`` on the current texts) and
+that have no adjudicated grade yet (``--regrade``: those too). The screen shows both graders'
+verdicts and notes; ``c`` or ``w`` saves NAME's verdict as the text's adjudicated line
+(``"role": "adjudicated"``, replacing the one there), which calibration then uses.
+
 Progress: the header's ``[n/N]`` is the position in this session's list (the answers without a
 grade when it started); ``graded G/T in scope`` counts the grades on file for the current
 text of every answer in scope (``Session.in_scope``: the answers read, or the ``--sample``),
@@ -69,7 +87,9 @@ from rag_ablation.authoring.grade_order import (ACTIVE, LISTED, Plan, describe, 
 from rag_ablation.core.config import DEFAULT_GRADE_ORDER, DEFAULT_GRADE_SCORE_JUDGE
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.core.io import read_json
-from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, load_grades, match_grades, write_grades
+from rag_ablation.evaluation.judges.grader_agreement import GraderPair, grader_pairs
+from rag_ablation.evaluation.judges.grades import (ADJUDICATED, Grade, answer_sha256, chosen, load_grades, match_grades,
+                                                 write_grades)
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.support.sampling import stratified_sample
 
@@ -300,6 +320,31 @@ def plan_grading(items: Sequence[Item], grades: Sequence[Grade], *, sample: int 
     return [by_key[k] for k in plan.keys], plan
 
 
+def second_pass_items(items: Sequence[Item], grades: Sequence[Grade], grader: str) -> list[Item]:
+    """The answers of ``items`` (order kept) whose current text has an ordinary grade by another
+    grader than ``grader``: the second pass's population (module docstring)."""
+    by_others = {g.slot for g in grades if g.grader != grader and not g.adjudicated}
+    return [it for it in items if (*it.key, it.sha256) in by_others]
+
+
+def adjudication_items(items: Sequence[Item], grades: Sequence[Grade]) -> list[Item]:
+    """The answers of ``items`` (order kept) whose current text's first and second graders
+    disagree (``grader_pairs``): the adjudication's population (module docstring)."""
+    pairs = grader_pairs(grades, {it.key: it.sha256 for it in items})
+    disputed = {p.key for p in pairs if not p.agree}
+    return [it for it in items if it.key in disputed]
+
+
+def adjudicated_grades(grades: Sequence[Grade]) -> list[Grade]:
+    """The adjudicated lines of ``grades``: all an adjudication session counts as done."""
+    return [g for g in grades if g.adjudicated]
+
+
+def own_grades(grades: Sequence[Grade], grader: str) -> list[Grade]:
+    """``grader``'s ordinary grades of ``grades``: all a blind session sees (module docstring)."""
+    return [g for g in grades if g.grader == grader and not g.adjudicated]
+
+
 def to_grade(items: Sequence[Item], grades: Sequence[Grade], *, sample: int | None = None, seed: int = 0,
              regrade: bool = False, order: str = LISTED) -> list[Item]:
     """The answers to show (``plan_grading``), in ``order`` (config then id by default)."""
@@ -310,30 +355,58 @@ def to_grade(items: Sequence[Item], grades: Sequence[Grade], *, sample: int | No
 # a grading session: position in the list, grades given, the file
 
 
-def with_sampling(grade: Grade, on_file: Mapping[tuple[str, str, str], Grade], plan: Plan | None) -> Grade:
-    """``grade`` with its ``sampling`` record: the one of the grade it replaces (a regrade keeps
-    how the answer was drawn), else, in active order, ``plan.sampling`` against ``on_file``."""
-    old = on_file.get(grade.slot)
+def with_sampling(grade: Grade, on_file: Mapping[tuple[str, str, str], Grade], plan: Plan | None,
+                  replaced: Grade | None = None) -> Grade:
+    """``grade`` with its ``sampling`` record: the one of the line it replaces (``replaced``, else
+    ``on_file``'s grade of its slot; a regrade keeps how the answer was drawn), else, in active
+    order, ``plan.sampling`` against ``on_file`` (the grade of each answer text, by slot)."""
+    old = replaced if replaced is not None else on_file.get(grade.slot)
     if old is not None and old.sampling is not None:
         return replace(grade, sampling=old.sampling)
     others = {slot: g for slot, g in on_file.items() if slot != grade.slot}
     return replace(grade, sampling=plan.sampling(grade.key, others) if plan is not None else None)
 
 
+def replaced_line(on_file: Sequence[Grade], grade: Grade, *, blind: bool) -> int | None:
+    """The index in ``on_file`` of the line ``grade`` replaces (module docstring): for an
+    adjudicated grade, the text's adjudicated line; else its grader's ordinary line for the same
+    text, else, outside a blind pass, the first ordinary line of the text; None: a new line."""
+    if grade.adjudicated:
+        return next((i for i, g in enumerate(on_file) if g.slot == grade.slot and g.adjudicated), None)
+    same_text = [i for i, g in enumerate(on_file) if g.slot == grade.slot and not g.adjudicated]
+    own = [i for i in same_text if on_file[i].grader == grade.grader]
+    if own:
+        return own[0]
+    return same_text[0] if same_text and not blind else None
+
+
 class Session:
     """The list being graded, where we are in it, and the grades file (rewritten on every grade)."""
 
     def __init__(self, items: Sequence[Item], grades_path: Path, grader: str, grades: Sequence[Grade],
-                 plan: Plan | None = None):
+                 plan: Plan | None = None, *, blind: bool = False, adjudicate: bool = False):
+        assert not (blind and adjudicate), "a session is a first pass, a blind second pass or an adjudication"
         self.items = list(items)
+        self.adjudicate = adjudicate  # grades are adjudicated lines; the two graders' are shown
         self.plan = plan  # active order: each grade records its sampling (grade_order.Plan.sampling)
         self.path = Path(grades_path)
         self.grader = grader
+        self.blind = blind  # the second pass: only this grader's own grades are seen (module docstring)
         self.pos = 0
-        self.grades: dict[tuple[str, str, str], Grade] = {g.slot: g for g in grades}
+        self.pairs: dict[tuple[str, str], GraderPair] = {}
+        self.grades: dict[tuple[str, str, str], Grade] = self._seen(grades)
         self.graded: dict[tuple[str, str], str] = {}  # this session's verdicts
         self.skipped: set[tuple[str, str]] = set()
         self.notes: dict[tuple[str, str], str] = {}  # typed with n, stored with the next grade
+
+    def _seen(self, grades: Sequence[Grade]) -> dict[tuple[str, str, str], Grade]:
+        """The grades this session sees, by slot: the grade of each answer text (``chosen``), in a
+        blind pass this grader's own, in an adjudication the adjudicated lines (and, in
+        ``pairs``, both graders' lines of each answer listed)."""
+        if self.adjudicate:
+            self.pairs = {p.key: p for p in grader_pairs(grades, {it.key: it.sha256 for it in self.items})}
+            return {g.slot: g for g in adjudicated_grades(grades)}
+        return {g.slot: g for g in own_grades(grades, self.grader)} if self.blind else chosen(grades)
 
     @property
     def current(self) -> Item | None:
@@ -377,7 +450,7 @@ class Session:
         old, stale = self.previous_grade(item)
         keep = old.note if old is not None and not stale else ""
         g = Grade(answer_sha256=item.sha256, config=item.config, grader=self.grader, id=item.id,
-                  note=self.notes.pop(item.key, keep), verdict=verdict)
+                  note=self.notes.pop(item.key, keep), verdict=verdict, role=ADJUDICATED if self.adjudicate else None)
         self._save(g)
         self.graded[item.key] = verdict
         self.skipped.discard(item.key)
@@ -386,11 +459,16 @@ class Session:
 
     def _save(self, grade: Grade) -> None:
         # read the file again so grades another session wrote meanwhile are kept
-        on_file = {g.slot: g for g in read_grades(self.path)}
-        grade = with_sampling(grade, on_file, self.plan)
-        on_file[grade.slot] = grade
-        write_grades(self.path, on_file.values())
-        self.grades = on_file
+        lines = read_grades(self.path)
+        at = replaced_line(lines, grade, blind=self.blind)
+        if not (self.blind or self.adjudicate):  # neither is drawn: their grades have no sampling
+            grade = with_sampling(grade, chosen(lines), self.plan, lines[at] if at is not None else None)
+        if at is None:
+            lines.append(grade)
+        else:
+            lines[at] = grade
+        write_grades(self.path, lines)
+        self.grades = self._seen(lines)
 
     def skip(self) -> None:
         item = self.current
@@ -459,6 +537,21 @@ def end_of_list(session: Session) -> str:
             f"{skipped} skipped (shown again next time).")
 
 
+SECOND_PASS_HOW = "rag-ablation grade --second-pass --grader NAME"
+SECOND_PASS_ORDER = "random"
+"""The order of a second pass started where the first was in active order (the workbench)."""
+
+
+def second_pass_offer(session: Session, how: str = SECOND_PASS_HOW) -> str | None:
+    """At the end of a first pass with every answer in scope graded: the line offering a second
+    grader the blind pass (``how`` starts it); else None."""
+    total = len(session.in_scope())
+    if session.blind or session.current is not None or not total or len(session.graded_in_scope()) < total:
+        return None
+    return (f"Every answer in scope is graded once. A second grader can now grade them blind (the first grades "
+            f"hidden), to measure how far two graders agree, the ceiling of every judge: {how}.")
+
+
 def render(session: Session, question: Question | None, passages: Mapping[str, str], *, width: int,
            height: int, full: bool = False, message: str = "") -> list[str]:
     """The screen for the session's current answer (or the end of the list), as lines."""
@@ -468,11 +561,16 @@ def render(session: Session, question: Question | None, passages: Mapping[str, s
     n = len(session.items)
     foot = [rule, KEYS_LINE[:width], message[:width]]
     if item is None:
-        return [*textwrap.wrap(end_of_list(session), width),
-                "b: back to the last answer, q: quit." if n else "q: quit.", *foot]
+        offer = second_pass_offer(session)
+        return [*textwrap.wrap(end_of_list(session), width), "b: back to the last answer, q: quit." if n else "q: quit.",
+                *(textwrap.wrap(offer, width) if offer else []), *foot]
     head = (f"[{session.pos + 1}/{n}]  {item.config}  {item.id}  slice {item.slice}"
             f"{'' if item.answerable else ' (unanswerable)'}  {progress(session)}")
     lines = [head[:width]]
+    pair = session.pairs.get(item.key) if session.adjudicate else None
+    if pair is not None:
+        lines += [(f"{which} grader: {g.verdict} by {g.grader}" + (f" (note: {g.note})" if g.note else ""))[:width]
+                  for which, g in (("first", pair.first), ("second", pair.second))]
     old, stale = session.previous_grade(item)
     if old is not None:
         by = f"{old.verdict} by {old.grader}" + (f" (note: {old.note})" if old.note else "")
@@ -639,7 +737,7 @@ def interact(session: Session, questions: Mapping[str, Question], passages: Mapp
 
 def summary(session: Session | None, answers: Answers, grades_path: Path, plan: Plan | None = None) -> list[str]:
     """What the session did and where the grades stand, against every current answer."""
-    grades = session.grades.values() if session else read_grades(grades_path)
+    grades = session.grades.values() if session else chosen(read_grades(grades_path)).values()  # one per text
     current = {it.key: it.answer for it in answers.items}
     m = match_grades(list(grades), current)
     lines = []
@@ -666,29 +764,37 @@ def summary(session: Session | None, answers: Answers, grades_path: Path, plan: 
 def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, grader: str,
                 configs: Sequence[str] = (), sample: int | None = None, seed: int = 0, regrade: bool = False,
                 order: str = DEFAULT_GRADE_ORDER, score_dir: Path = Path("metrics/scores"),
-                score_judge: str = DEFAULT_GRADE_SCORE_JUDGE, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+                score_judge: str = DEFAULT_GRADE_SCORE_JUDGE, second_pass: bool = False, adjudicate: bool = False,
+                stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Read the inputs, grade in the terminal until ``q`` or the end of input, print the summary;
     returns the exit status (0, or 130 after Ctrl-C). ``answers``, ``runs``: folders; ``questions``,
     ``grades``: files (module docstring); ``grader``: the name stored with each grade; ``order``,
-    ``score_dir``, ``score_judge``: ``rag_ablation.authoring.grade_order``."""
+    ``score_dir``, ``score_judge``: ``rag_ablation.authoring.grade_order``; ``second_pass``: the
+    blind pass of a second grader, ``adjudicate``: the adjudication of the two graders'
+    disagreements (module docstring; either with ``order`` listed or random)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    grader = grader.strip()
+    if second_pass and adjudicate:
+        raise UserError("--second-pass and --adjudicate are two sessions: pass one of them")
+    for flag, on in (("--second-pass", second_pass), ("--adjudicate", adjudicate)):
+        if on and order == ACTIVE:
+            raise UserError(f"{flag} takes --order listed or random: active order's draws belong to the first pass")
     found = restrict(load_answers(answers), configs)
     given = read_grades(grades)
     scores = read_scores(score_dir, score_judge) if order == ACTIVE else None
-    items, plan = plan_grading(found.items, given, sample=sample, seed=seed, regrade=regrade, order=order,
-                               scores=scores)
+    pool = (second_pass_items(found.items, given, grader) if second_pass else
+            adjudication_items(found.items, given) if adjudicate else found.items)
+    seen = own_grades(given, grader) if second_pass else adjudicated_grades(given) if adjudicate else given
+    items, plan = plan_grading(pool, seen, sample=sample, seed=seed, regrade=regrade, order=order, scores=scores)
     notes = [f"skipped {why}" for why in found.unavailable.values()]
     if not items:
-        what = (f"{len(plan.population)} answers of a sample of {sample} (seed {seed})" if sample is not None
-                else f"{len(plan.population)} answers in scope")
-        current = [g for g in given if plan.population.get(g.key) == g.answer_sha256]
-        nothing = (f"nothing to grade: all {what} have a grade for their current answer text "
-                   f"({graded_by(current)}; --regrade shows them again)")
+        nothing = (_nothing_to_adjudicate(plan) if adjudicate else
+                   _nothing_to_grade(plan, seen, sample, seed, grader if second_pass else None))
         print("\n".join([*notes, nothing, *summary(None, found, grades, plan)]), file=stdout)
         return 0
     by_id = read_questions(questions, items)
     passages = read_passages(runs, items)
-    session = Session(items, grades, grader.strip(), given, plan)
+    session = Session(items, grades, grader, given, plan, blind=second_pass, adjudicate=adjudicate)
     tty = stdin.isatty()
     keys = TerminalKeys(stdin, stdout) if tty else LineKeys(stdin, stdout)
     status = 0
@@ -702,3 +808,28 @@ def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, gra
                  + "\n")
     stdout.flush()
     return status
+
+
+def _nothing_to_adjudicate(plan: Plan) -> str:
+    """The line of an adjudication with an empty list."""
+    if not plan.population:
+        return "nothing to adjudicate: no two graders disagree on a current answer"
+    return (f"nothing to adjudicate: all {len(plan.population)} disagreements have an adjudicated grade "
+            f"(--regrade shows them again)")
+
+
+def _nothing_to_grade(plan: Plan, seen: Sequence[Grade], sample: int | None, seed: int,
+                      second: str | None) -> str:
+    """The line of a session with an empty list: why (``second``: the second grader's name)."""
+    if second is not None:
+        if not plan.population:
+            return (f"nothing to grade in the second pass: no answer in scope has a current grade by another grader "
+                    f"than {second!r} yet (the first pass comes first)")
+        return (f"nothing to grade in the second pass: {second!r} has graded all {len(plan.population)} answers "
+                f"another grader graded (--regrade shows them again)")
+    what = (f"{len(plan.population)} answers of a sample of {sample} (seed {seed})" if sample is not None
+            else f"{len(plan.population)} answers in scope")
+    current = [g for g in seen if plan.population.get(g.key) == g.answer_sha256]
+    offer = ("; a second grader can grade them blind: " + SECOND_PASS_HOW) if plan.population else ""
+    return (f"nothing to grade: all {what} have a grade for their current answer text "
+            f"({graded_by(current)}; --regrade shows them again){offer}")

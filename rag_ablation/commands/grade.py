@@ -1,7 +1,7 @@
 """``rag-grade`` (also ``rag-ablation grade``): hand-grade generated answers in the terminal.
 
 usage: rag-grade [--answers DIR] [--questions FILE] [--runs DIR] [--grades FILE] [--grader NAME]
-                 [--config NAME ...] [--sample N] [--seed S] [--regrade]
+                 [--config NAME ...] [--sample N] [--seed S] [--regrade] [--second-pass | --adjudicate]
                  [--order listed|random|active [--score-dir DIR] [--score-judge NAME]]
 
 The screen, the keys, the grades file and which answers are shown are described in
@@ -60,6 +60,12 @@ def build_parser(prog: str = "rag-grade") -> argparse.ArgumentParser:
                     "per config (default: every answer not yet graded)")
     ap.add_argument("--seed", type=int, default=0, metavar="S", help="seed of --sample and of --order (0)")
     ap.add_argument("--regrade", action="store_true", help="show answers that already have a current grade too")
+    ap.add_argument("--second-pass", action="store_true",
+                    help="a second grader's blind pass: the answers another grader graded and --grader has not, the "
+                    "other grades hidden (docs/judging.md); --order listed or random")
+    ap.add_argument("--adjudicate", action="store_true",
+                    help="settle the answers two graders disagree on: both verdicts shown, c or w saved as the "
+                    "answer's adjudicated grade, which calibration uses (docs/judging.md); --order listed or random")
     ap.add_argument("--order", choices=ORDERS, default=DEFAULT_GRADE_ORDER,
                     help=f"listed: config then id; random: a seeded permutation; active: answers whose judge score is "
                     f"uncertain first, drawn with known probabilities, each grade recording its own, for an unbiased "
@@ -95,7 +101,8 @@ def _session(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: T
     return run_session(answers=args.answers, questions=args.questions, runs=args.runs, grades=grades,
                        grader=args.grader, configs=args.config, sample=args.sample, seed=args.seed,
                        regrade=args.regrade, order=args.order, score_dir=args.score_dir,
-                       score_judge=args.score_judge, stdin=stdin, stdout=stdout)
+                       score_judge=args.score_judge, second_pass=args.second_pass,
+                       adjudicate=args.adjudicate, stdin=stdin, stdout=stdout)
 
 
 def grade_main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None,

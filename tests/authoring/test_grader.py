@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grade_answers import PASSAGES, grade_of, grades_file, project  # noqa: F401  (project is a fixture)
+from grade_answers import ANSWERS, PASSAGES, grade_of, grades_file, project  # noqa: F401  (project is a fixture)
 
-from rag_ablation.authoring.grader import (Item, Session, equal_shares, load_answers, plan_grading, read_passages,
-                                           read_questions, render, sample_items, to_grade)
+from rag_ablation.authoring.grader import (SECOND_PASS_HOW, Item, Session, adjudication_items, equal_shares,
+                                           load_answers, own_grades, plan_grading, read_passages, read_questions,
+                                           render, sample_items,
+                                           second_pass_items, to_grade)
 from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, match_grades, write_grades
 
 
@@ -168,3 +170,82 @@ def test_the_end_of_the_list_says_how_many_answers_are_graded_and_by_whom(projec
         "End of the list: 7 of the 8 answers in scope are graded (5 by maintainer-1, 2 by tess), 1 not yet.",
         "This session's list held 3: 2 graded, 1 skipped (shown again next time).",
         "b: back to the last answer, q: quit."]
+
+
+# --- the second grader's blind pass ----------------------------------------------------------
+
+
+def test_a_finished_first_pass_offers_the_second_pass_and_an_unfinished_one_does_not(project):
+    path = grades_file(project)
+    everything = [grade_of(c, q, "correct", grader="maintainer-1") for c, q in (it.key for it in items(project))]
+    screen = " ".join(render(Session(*plan_args(project, path, everything)), None, {}, width=100, height=40))
+    assert "A second grader can now grade them blind" in screen and SECOND_PASS_HOW in screen
+    screen = " ".join(render(Session(*plan_args(project, path, everything[:7])), None, {}, width=100, height=40))
+    assert "second grader" not in screen
+
+
+def blind_session(project: Path, path: Path, grader: str) -> Session:
+    """A second pass as rag-grade --second-pass makes it (listed order)."""
+    given = load_grades(path)
+    its, plan = plan_grading(second_pass_items(items(project), given, grader), own_grades(given, grader),
+                             order="listed")
+    return Session(its, path, grader, given, plan, blind=True)
+
+
+def test_the_second_pass_shows_only_answers_another_grader_graded_and_never_their_grade(project):
+    path = grades_file(project)
+    ana = [grade_of("dense", q, "incorrect", grader="ana", note=f"ana's note {q}") for q in ("q1", "q2", "q3")]
+    bo_before = grade_of("dense", "q3", "correct", grader="bo")
+    write_grades(path, [*ana, bo_before])
+    session = blind_session(project, path, "bo")
+    assert [it.key for it in session.items] == [("dense", "q1"), ("dense", "q2")]  # q3: bo graded it; q4: nobody
+    assert session.previous_grade(session.items[0]) == (None, False)
+    screen = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "ana" not in screen and "incorrect" not in screen and "graded 1/3 in scope" in screen
+    session.note("bo's own note")
+    session.grade("correct")
+    session.back()
+    screen = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "graded this session: correct by bo (note: bo's own note)" in screen and "ana" not in screen
+    session.pos = 2
+    end = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "(2 by bo)" in end and "ana" not in end and "second grader" not in end
+    on_file = load_grades(path)  # ana's lines kept first, bo's beside them
+    assert [(g.id, g.grader, g.verdict) for g in on_file] == [
+        ("q1", "ana", "incorrect"), ("q1", "bo", "correct"), ("q2", "ana", "incorrect"),
+        ("q3", "ana", "incorrect"), ("q3", "bo", "correct")]
+    assert match_grades(on_file, {("dense", "q1"): ANSWERS["dense"]["q1"]}).verdicts == {("dense", "q1"): False}
+
+
+def test_a_first_pass_regrade_replaces_the_grader_s_own_line_else_the_first_grader_s(project):
+    path = grades_file(project)
+    write_grades(path, [grade_of("dense", "q1", "incorrect", grader="ana"),
+                        grade_of("dense", "q1", "correct", grader="bo")])
+    session = Session(to_grade(items(project), [], regrade=True), path, "bo", load_grades(path))
+    session.grade("incorrect")  # bo has a line: it is replaced, ana's stays first
+    session.pos = 0
+    session.grader = "cy"
+    session.grade("correct")  # cy has none: the first grader's line is corrected, as before
+    assert [(g.grader, g.verdict) for g in load_grades(path)] == [("cy", "correct"), ("bo", "incorrect")]
+
+
+def test_an_adjudication_lists_the_disagreements_shows_both_grades_and_saves_an_adjudicated_line(project):
+    path = grades_file(project)
+    write_grades(path, [grade_of("dense", "q1", "correct", grader="ana", note="names the port"),
+                        grade_of("dense", "q1", "incorrect", grader="bo", note="no default"),
+                        grade_of("dense", "q2", "correct", grader="ana"), grade_of("dense", "q2", "correct", grader="bo"),
+                        grade_of("dense", "q3", "correct", grader="ana")])
+    given = load_grades(path)
+    its = adjudication_items(items(project), given)
+    assert [it.key for it in its] == [("dense", "q1")]  # q2: they agree; q3: one grader
+    session = Session(its, path, "cy", given, adjudicate=True)
+    screen = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "first grader: correct by ana (note: names the port)" in screen
+    assert "second grader: incorrect by bo (note: no default)" in screen
+    session.grade("incorrect")
+    session.back()
+    session.grade("correct")  # a second verdict replaces the adjudicated line
+    lines = load_grades(path)
+    assert [(g.grader, g.verdict, g.role) for g in lines if g.id == "q1"] == [
+        ("ana", "correct", None), ("bo", "incorrect", None), ("cy", "correct", "adjudicated")]
+    assert match_grades(lines, {("dense", "q1"): ANSWERS["dense"]["q1"]}).verdicts == {("dense", "q1"): True}

@@ -218,3 +218,41 @@ def test_grades_go_to_the_selected_data_sets_own_file(tmp_path, monkeypatch):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     with pytest.raises(UserError, match="data set 'covidqa' keeps no hand grades in the repository: pass --grades"):
         default_grades()
+
+
+def test_the_second_pass_grades_blind_beside_the_first_grader(project):
+    write_grades(grades_file(project), [grade_of("dense", "q1", "incorrect", note="ana saw no port")])
+    res = run_grade(project, "--second-pass", "--grader", "bo", "--order", "listed", input="c\nq\n")
+    assert res.returncode == 0, res.stderr
+    assert "[1/1]  dense  q1" in res.stdout and "graded this session: 1 (1 correct, 0 incorrect)" in res.stdout
+    assert "incorrect by" not in res.stdout and "ana" not in res.stdout
+    assert [(g.grader, g.verdict) for g in load_grades(grades_file(project))] == [("ana", "incorrect"),
+                                                                                  ("bo", "correct")]
+    res = run_grade(project, "--second-pass", "--grader", "bo")
+    assert "nothing to grade in the second pass: 'bo' has graded all 1 answers another grader graded" in res.stdout
+
+
+@pytest.mark.bad_input
+def test_the_second_pass_in_active_order_is_one_line_and_exit_2(project):
+    res = run_grade(project, "--second-pass", "--order", "active")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "--second-pass takes --order listed or random" in res.stderr
+
+
+def test_adjudicate_shows_both_graders_and_saves_the_adjudicated_grade(project):
+    write_grades(grades_file(project), [grade_of("dense", "q1", "correct", grader="ana"),
+                                        grade_of("dense", "q1", "incorrect", grader="bo", note="no default")])
+    res = run_grade(project, "--adjudicate", "--grader", "cy", "--order", "listed", input="w\nq\n")
+    assert res.returncode == 0, res.stderr
+    assert "first grader: correct by ana" in res.stdout and "second grader: incorrect by bo (note: no default)" in res.stdout
+    assert [(g.grader, g.verdict, g.role) for g in load_grades(grades_file(project))][-1] == ("cy", "incorrect",
+                                                                                           "adjudicated")
+    res = run_grade(project, "--adjudicate")
+    assert "nothing to adjudicate: all 1 disagreements have an adjudicated grade" in res.stdout
+
+
+@pytest.mark.bad_input
+def test_second_pass_and_adjudicate_together_are_one_line_and_exit_2(project):
+    res = run_grade(project, "--second-pass", "--adjudicate")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "--second-pass and --adjudicate are two sessions: pass one of them" in res.stderr

@@ -3,7 +3,8 @@ grader's keys (n note, c, w, b back, p passages), the question, reference, answe
 the page, an answer holding markup shown as text, and `rag-ablation label` killed with SIGKILL
 while it rewrites the grades file: the file stays whole, a restart resumes (its progress counts the
 grades already saved) and prints the killed save's temporary file it removes; the end of the list
-when someone else graded every answer.
+when someone else graded every answer, which offers the second grader's pass; and that blind
+pass, which never shows nor receives the first grader's verdict, note or name.
 
 `rag-ablation label` runs as a user runs it, in the tiny workbench project
 (tests/authoring/workbench/tiny_project.py) with the answers of tests/grade_answers.py built
@@ -154,3 +155,59 @@ def test_every_answer_graded_by_a_maintainer_is_said_in_words_on_the_page(tmp_pa
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=10)
+
+
+SECRET = "first-grader-note-5c1"
+FIRST = "grader-one-x9"
+PAGE_TEXT = "document.body.innerText + document.documentElement.outerHTML"
+
+
+def test_the_second_pass_never_shows_the_first_grader_s_grade(tmp_path, monkeypatch):
+    """Every answer graded incorrect by FIRST, with a note: the page offers the second pass, and
+    bo's blind pass shows every answer with no trace of FIRST's verdict, note or name, in the
+    page's text, its DOM, or any response of the server; bo's grades are lines beside FIRST's."""
+    monkeypatch.chdir(tmp_path)
+    _tiny().make_project(tmp_path)
+    make_project(tmp_path)
+    write_grades(GRADES, [grade_of(c, q, "incorrect", grader=FIRST, note=SECRET) for c in ANSWERS for q in ANSWERS[c]])
+    proc, base = start_label(tmp_path)
+    responses: list = []
+    bodies: list[str] = []
+    try:
+        with chromium_page() as page:
+            page.on("response", lambda r: responses.append(r) if "/api/grade/" in r.url else None)
+            open_grade_view(page, base)
+            assert shows(page, "#g-progress", f"All 8 answers in scope are graded (8 by {FIRST})")
+            assert shows(page, "#g-offer", "Every answer in scope is graded once. A second grader can now grade them "
+                                           "blind")
+            page.fill("#g-grader", "bo")
+            page.click("#g-second")
+            assert shows(page, "#g-progress", "[1/8]  graded 0/8 answers in scope (order listed; second pass by bo")
+            assert shows(page, "#g-answer", ANSWERS["dense"]["q1"])
+            seen = [page.evaluate(PAGE_TEXT)]
+            page.keyboard.press("c")
+            assert shows(page, "#g-progress", "[2/8]") and shows(page, "#g-messages", "dense q1: correct, saved")
+            page.keyboard.press("b")
+            assert shows(page, "#g-previous", "graded this session: correct by bo")
+            seen.append(page.evaluate(PAGE_TEXT))
+            for n in range(2, 10):  # c regrades q1 (bo's own line is replaced), then the other seven
+                page.keyboard.press("c")
+                assert shows(page, "#g-progress", f"[{n}/8]" if n <= 8 else "End of the list")
+                seen.append(page.evaluate(PAGE_TEXT))
+            assert shows(page, "#g-progress", "all 8 answers in scope are graded (8 by bo)")
+            page.click("#g-summary")
+            assert shows(page, "#g-messages", "graded this session: 8 (8 correct, 0 incorrect)")
+            seen.append(page.evaluate(PAGE_TEXT))
+            page.screenshot(path=str(tmp_path / "second-pass.png"), full_page=True)
+            # the first pass asked /api/grade/next only; every other request is of the second pass
+            bodies = [r.text() for r in responses if not r.url.endswith("/api/grade/next")]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    blind = bodies
+    assert len(blind) >= 12 and all('"pass":"second"' in b or '"lines"' in b for b in blind)
+    for text in [*seen, *blind]:
+        assert SECRET not in text and FIRST not in text, "the first grader's note or name reached the page"
+        assert "incorrect by" not in text and '"verdict":"incorrect"' not in text
+    lines = [(g.id, g.grader, g.verdict) for g in load_grades(GRADES) if g.config == "dense"]
+    assert lines[:2] == [("q1", FIRST, "incorrect"), ("q1", "bo", "correct")] and len(lines) == 8

@@ -32,6 +32,7 @@ API (POST, a JSON object in, JSON out; a refusal is 4xx with ``problems``, a lis
     /api/queries/load|next|check|save|skip
     /api/drafts/next|check|save
     /api/grade/next|save|skip|back|summary       (save: {config, id, answer_sha256, verdict, note})
+    /api/grade/second|first                      (second: {grader}: the blind second pass)
 """
 from __future__ import annotations
 
@@ -250,7 +251,7 @@ FIELDS: dict[str, dict[str, str]] = {
     "drafts/next": {}, "drafts/check": DRAFT_FORM, "drafts/save": DRAFT_FORM,
     "questions/saved": {}, "questions/undo": {"id": TEXT},
     "grade/next": {}, "grade/save": {**GRADE_TARGET, "verdict": TEXT, "note": TEXT}, "grade/skip": GRADE_TARGET,
-    "grade/back": {}, "grade/summary": {},
+    "grade/back": {}, "grade/summary": {}, "grade/second": {"grader": TEXT}, "grade/first": {},
 }
 """Each endpoint (its path after ``/api/``): its fields and their kinds. Every other field is
 refused, as is a missing one (``OPTIONAL`` aside)."""
@@ -315,6 +316,8 @@ class Grading(Protocol):
     def skip(self, payload: Mapping[str, Any]) -> Any: ...
     def back(self) -> Any: ...
     def summary(self) -> Any: ...
+    def second(self, payload: Mapping[str, Any]) -> Any: ...
+    def first(self) -> Any: ...
 
 
 class GradingOff:
@@ -324,7 +327,7 @@ class GradingOff:
         raise WorkbenchError("grading is off in this workbench (its start said why): start `rag-ablation label` "
                              "from the project's root, with --grades FILE for a data set without its own")
 
-    next = save = skip = back = summary = _off
+    next = save = skip = back = summary = second = first = _off
 
 
 def _result(value: Any) -> Any:
@@ -394,6 +397,7 @@ def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str
         "questions/saved": lambda p: bench.saved_list(), "questions/undo": write.undo,
         "grade/next": lambda p: grade.next(), "grade/save": grade.save, "grade/skip": grade.skip,
         "grade/back": lambda p: grade.back(), "grade/summary": lambda p: grade.summary(),
+        "grade/second": grade.second, "grade/first": lambda p: grade.first(),
     }
     assert handlers.keys() == FIELDS.keys()
     routes = [

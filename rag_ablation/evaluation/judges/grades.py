@@ -1,6 +1,6 @@
 """Hand grades of generated answers: the ground truth every judge is calibrated against.
 
-``data/labels/grades.jsonl`` holds one JSON object per graded answer::
+``data/labels/grades.jsonl`` holds one JSON object per grade of an answer by a grader::
 
     {"answer_sha256": "<sha256 of the answer text>", "config": "dense", "grader": "ana",
      "id": "main-runbooks-03", "note": "gives the flag name but not its default",
@@ -14,10 +14,20 @@ an answer is incorrect.
 
 A grade applies only to the exact answer text it was given for: ``answer_sha256`` is the sha256
 of the answer's UTF-8 text, and a grade whose hash differs from the current answer's is *stale*
-(counted, never used). ``(config, id, answer_sha256)`` is unique in the file: one question of a
-config may hold grades for several answer texts (another answer model's, an earlier prompt's), and
-each is used again whenever its text is the current answer, so switching ``llm.model`` back and
-forth keeps every model's grades.
+(counted, never used). One question of a config may hold grades for several answer texts
+(another answer model's, an earlier prompt's), and each is used again whenever its text is the
+current answer, so switching ``llm.model`` back and forth keeps every model's grades.
+
+Several graders may grade the same answer text (a second grader's blind pass,
+``rag_ablation.authoring.grader``): one line per ``(config, id, answer_sha256, grader)``, and a
+grader's second line for the same text is refused (``load_grades`` names both lines). A line may
+carry ``"role": "adjudicated"`` (``ROLES``; a line without ``role`` is an ordinary grade, as in
+every file written before it existed): the verdict settled after two graders disagreed, with the
+adjudicator's name in ``grader`` (who may be one of the two). At most one adjudicated line per
+answer text. *The* grade of an answer text, the one every judge is calibrated against and every
+hand-grade count uses (``chosen``, ``match_hashes``), is its adjudicated line where there is one,
+else the first grader's: the earliest ordinary line for that text in the file. ``write_grades``
+keeps the lines of one text in the order given, so a rewrite keeps the first grader first.
 
 A grade given in active order (``rag-ablation grade --order active``, the workbench's grade
 mode) also carries ``sampling``, an object of numbers (``SAMPLING_FIELDS``) from which its term
@@ -48,6 +58,12 @@ FIELDS = ("answer_sha256", "config", "grader", "id", "note", "verdict")
 VERDICTS = ("correct", "incorrect")
 SAMPLING = "sampling"
 """The optional field of a grade given in active order (module docstring)."""
+ROLE = "role"
+"""The optional field of an adjudicated grade (module docstring)."""
+ADJUDICATED = "adjudicated"
+ROLES = (ADJUDICATED,)
+"""Every value ``role`` may take; a line without ``role`` is an ordinary grade."""
+OPTIONAL = (SAMPLING, ROLE)
 SAMPLING_FIELDS = ("draw", "known_correct", "known_graded", "population", "probability", "rest", "rest_score",
                    "score", "seed")
 COUNT_FIELDS = ("draw", "known_correct", "known_graded", "population", "rest", "seed")
@@ -83,10 +99,21 @@ class Grade:
     note: str
     verdict: str
     sampling: Sampling | None = None
+    role: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.config, self.id)
+
+    @property
+    def adjudicated(self) -> bool:
+        """Whether this line is the adjudicated verdict of its answer text (module docstring)."""
+        return self.role == ADJUDICATED
+
+    @property
+    def line_key(self) -> tuple[str, str, str, str, str]:
+        """``(config, id, answer_sha256, grader, role or "")``: unique in a grades file."""
+        return (*self.slot, self.grader, self.role or "")
 
     @property
     def slot(self) -> tuple[str, str, str]:
@@ -117,12 +144,16 @@ def sampling_problems(value: Any) -> list[str]:
 
 
 def _problems(obj: Any) -> list[str]:
-    has_sampling = isinstance(obj, dict) and SAMPLING in obj
-    out = string_record_problems({k: v for k, v in obj.items() if k != SAMPLING} if has_sampling else obj, FIELDS)
+    plain = {k: v for k, v in obj.items() if k not in OPTIONAL} if isinstance(obj, dict) else obj
+    out = string_record_problems(plain, FIELDS)
     if out:
         return out
-    if has_sampling:
+    if SAMPLING in obj:
         out += sampling_problems(obj[SAMPLING])
+    if ROLE in obj and obj[ROLE] not in ROLES:
+        out.append(f"role {obj[ROLE]!r} is not one of {', '.join(ROLES)} (leave 'role' out for an ordinary grade)")
+    if obj.get(ROLE) == ADJUDICATED and SAMPLING in obj:
+        out.append("an adjudicated grade has no 'sampling' (it was not drawn: leave it out)")
     for f in ("answer_sha256", "config", "grader", "id"):
         if not obj[f].strip():
             out.append(f"field {f!r} is empty")
@@ -138,29 +169,27 @@ def load_grades(path: Path) -> list[Grade]:
     """Every grade in ``path`` (module docstring), in file order; an absent file has none.
 
     Raises ``InvalidData`` naming every bad line (bad JSON, missing or unknown fields, a verdict
-    outside ``VERDICTS``, a malformed hash, a repeated ``(config, id, answer_sha256)``).
+    outside ``VERDICTS``, a ``role`` outside ``ROLES``, a malformed hash, a grader grading the
+    same answer text again, a second adjudicated line for one answer text).
     """
     path = Path(path)
     if not path.is_file():
         return []
     lines, errors = numbered_json_lines(path)
     grades: list[Grade] = []
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[tuple[str, str, str, str, str], tuple[int, str]] = {}
+    adjudicated: dict[tuple[str, str, str], int] = {}
     for number, line in lines:
         problems = _problems(line)
         obj = cast(dict[str, Any], line)  # a dict whenever there are no problems
         if not problems:
-            key = (obj["config"], obj["id"], obj["answer_sha256"])
-            if key in seen:
-                problems = [f"config {key[0]!r} question {key[1]!r} is graded again for the same answer text "
-                            f"(first on line {seen[key]})"]
-            else:
-                seen[key] = number
+            sampling = Sampling(**obj[SAMPLING]) if SAMPLING in obj else None
+            grade = Grade(**{f: obj[f] for f in FIELDS}, sampling=sampling, role=obj.get(ROLE))
+            problems = _repeat_problems(grade, number, seen, adjudicated)
         if problems:
             errors.extend(f"line {number}: {p}" for p in problems)
         else:
-            sampling = Sampling(**obj[SAMPLING]) if SAMPLING in obj else None
-            grades.append(Grade(**{f: obj[f] for f in FIELDS}, sampling=sampling))
+            grades.append(grade)
     if errors:
         raise InvalidData(
             f"{path}: {len(errors)} bad grade line(s):\n  " + "\n  ".join(errors)
@@ -169,11 +198,48 @@ def load_grades(path: Path) -> list[Grade]:
     return grades
 
 
+def _repeat_problems(grade: Grade, number: int, seen: dict[tuple[str, str, str, str, str], tuple[int, str]],
+                     adjudicated: dict[tuple[str, str, str], int]) -> list[str]:
+    """Why line ``number`` repeats an earlier one (``seen``: line key -> line and verdict;
+    ``adjudicated``: answer text -> line of its adjudicated grade), recording it when it does not."""
+    config, qid, _ = grade.slot
+    first = seen.get(grade.line_key)
+    if first is not None:
+        line, verdict = first
+        other = (f", with another verdict ({verdict}, then {grade.verdict}): keep the one meant"
+                 if verdict != grade.verdict else "")
+        return [f"config {config!r} question {qid!r} is graded again for the same answer text (first on line {line}) "
+                f"by the same grader {grade.grader!r}{' as adjudicator' if grade.adjudicated else ''}{other}"]
+    if grade.adjudicated and grade.slot in adjudicated:
+        return [f"config {config!r} question {qid!r} has a second adjudicated grade for the same answer text (first on "
+                f"line {adjudicated[grade.slot]}): an answer text has at most one"]
+    seen[grade.line_key] = (number, grade.verdict)
+    if grade.adjudicated:
+        adjudicated[grade.slot] = number
+    return []
+
+
+def _line(grade: Grade) -> dict[str, Any]:
+    """The JSON object of ``grade``: ``sampling`` and ``role`` only when set."""
+    return {k: v for k, v in asdict(grade).items() if k not in OPTIONAL or v is not None}
+
+
 def write_grades(path: Path, grades: Iterable[Grade]) -> None:
     """Write ``grades`` atomically, one sorted-key JSON object per line, sorted by config, id, hash;
-    ``sampling`` only on the grades that have one."""
-    rows = sorted(grades, key=lambda g: g.slot)
-    write_jsonl(path, ({k: v for k, v in asdict(g).items() if k != SAMPLING or v is not None} for g in rows))
+    the lines of one answer text in the order given (the first grader's first, module docstring);
+    ``sampling`` and ``role`` only on the grades that have one."""
+    rows = sorted(grades, key=lambda g: g.slot)  # stable: one text's lines keep their order
+    write_jsonl(path, (_line(g) for g in rows))
+
+
+def chosen(grades: Iterable[Grade]) -> dict[tuple[str, str, str], Grade]:
+    """*The* grade of every answer text of ``grades`` (in file order), by slot: its adjudicated
+    line, else its first ordinary line (module docstring)."""
+    out: dict[tuple[str, str, str], Grade] = {}
+    for g in grades:
+        if g.adjudicated or g.slot not in out:
+            out[g.slot] = g
+    return out
 
 
 @dataclass(frozen=True)
@@ -194,12 +260,13 @@ def match_grades(grades: Sequence[Grade], answers: Mapping[tuple[str, str], str]
 
 
 def match_hashes(grades: Sequence[Grade], hashes: Mapping[tuple[str, str], str]) -> Matched:
-    """``match_grades`` given the sha256 of each current answer instead of its text. Each grade
-    counts once: used (its hash is the current answer's), ``stale`` (its ``(config, id)`` has a
-    current answer with another text) or ``unknown`` (no current answer)."""
+    """``match_grades`` given the sha256 of each current answer instead of its text. Each answer
+    text's grade (``chosen``: adjudicated, else the first grader's) counts once: used (its hash
+    is the current answer's), ``stale`` (its ``(config, id)`` has a current answer with another
+    text) or ``unknown`` (no current answer)."""
     verdicts: dict[tuple[str, str], bool] = {}
     stale = unknown = 0
-    for g in grades:
+    for g in chosen(grades).values():
         h = hashes.get(g.key)
         if h is None:
             unknown += 1

@@ -6,7 +6,13 @@ rows (``metrics/scores/answers.csv``), the per-question retrieval rows (for the 
 judges' verdicts per config (``judge@CONFIG``), the canaries and pairwise verdicts
 (``judge_checks``) and the hand grades (``data/labels/grades.jsonl``).
 
-A hand grade counts only for the exact answer text it was given for (``grades.match_hashes``).
+A hand grade counts only for the exact answer text it was given for (``grades.match_hashes``);
+of several graders' grades of one text, the adjudicated one, else the first grader's.
+
+* Graders (``graders``, ``rag_ablation.evaluation.judges.grader_agreement``): where a second
+  grader graded blind, the two graders' Cohen's kappa (interval by the judges' bootstrap), the
+  2x2 table and the number of answers both graded, overall and per config, and the disagreements
+  for adjudication; without a second grader, ``status: none`` and how to add one.
 
 * Calibration (per judge, answers of every config pooled, and per config): confusion matrix,
   accuracy, TPR, TNR, Cohen's kappa with bootstrap intervals, the ids of every disagreement.
@@ -68,6 +74,7 @@ from rag_ablation.evaluation.judges.accuracy import (crossppi_accuracy, hand_onl
 from rag_ablation.evaluation.judges.agreement import agreement, disagreements
 from rag_ablation.evaluation.judges.canaries import canary_rates
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
+from rag_ablation.evaluation.judges.grader_agreement import grader_detail
 from rag_ablation.evaluation.judges.grades import Grade, match_hashes
 from rag_ablation.evaluation.judges.answer_features import ANSWER_FEATURES
 from rag_ablation.evaluation.judges.ppi_check import split_half_check, split_half_scores
@@ -378,6 +385,8 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
     hand = matched.verdicts
     detail["grades"] = {"matching": len(hand), "stale": matched.stale, "unknown": matched.unknown,
                         "answers": len(hashes)}
+    detail["graders"] = grader_detail(grades, hashes, list(judgments), resamples=settings.resamples,
+                                      seed=settings.seed, confidence=settings.confidence)
 
     for j in judges:
         keys = sorted(k for k in hand if k in judge_verdicts[j])

@@ -90,7 +90,7 @@ class PageFile:
 PAGE_FILES = {
     "skeleton": PageFile("report.html", "8f23eb31db3e2112788fd15fd52d059de268ee1b011283ef7019fbb57a16b015"),
     "style": PageFile("report.css", "fa3f57bff23a75e21699f9fec07cc60d14746083b17cb32a129e18b305ba6db5"),
-    "app": PageFile("report.js", "2d0af022742981a96fcc3361ee11cd86baa961db1610c94427eeab6724021a87"),
+    "app": PageFile("report.js", "111cc9bcfdb9f22a2e46be1075f992bc76761dd8081d1e2be0f34d510e5c0908"),
 }
 """Part of ``metrics/report.html`` -> its file. ``skeleton``: the page's HTML, with the
 placeholders ``{style}``, ``{libraries}``, ``{data}`` and ``{app}`` that

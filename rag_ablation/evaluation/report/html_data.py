@@ -556,8 +556,27 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str], answered: Seque
                 if length_bias_ran(length) else {"reason": length.get("reason") or length.get("status") or "not run"})
     grades = dict(judge.get("grades", {}))
     return {"judges": panel, "position": position, "grades": grades, "grades_text": grades_text(grades),
-            "no_grades": no_grades, "not_judged": not_judged_text(judge, answered),
+            "no_grades": no_grades, "not_judged": not_judged_text(judge, answered), "graders": graders_panel(judge),
             "comparison": answer_comparison(judge), "measures": measure_panel(judge), **score_panel(judge, judges)}
+
+
+def graders_panel(judge: Mapping[str, Any]) -> Json | None:
+    """Two graders' agreement (judge_eval's ``graders``) for the judges' panel: with a second
+    grader, ``n``, ``graders``, ``kappa`` and ``accuracy`` (estimate and interval), ``table``
+    (both_correct, first_only, second_only, both_incorrect) and the ``disagreements`` to
+    adjudicate; without one, ``line``: the one line saying how to add one (as report.md); None
+    for a detail file from before it existed."""
+    g = judge.get("graders")
+    if not isinstance(g, Mapping):
+        return None
+    if g.get("status") != "ok":
+        return {"line": f"Second grader: {g.get('reason')}."}
+    o = g["overall"]
+    return {"n": o["n"], "graders": list(g["graders"]), "kappa": _estimate(o["kappa"]),
+            "accuracy": _estimate(o["accuracy"]), "table": dict(o["table"]),
+            "disagreements": [{"config": r["config"], "id": r["id"], "first": dict(r["first"]),
+                               "second": dict(r["second"]), "adjudicated": r["adjudicated"]}
+                              for r in g["disagreements"]]}
 
 
 def score_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:

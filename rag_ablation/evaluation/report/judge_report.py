@@ -67,6 +67,7 @@ def calibration_section(detail: Detail, judges: Sequence[str], confidence: float
                           grades_text(g) + " Left out until some grades match: the judges against them, the judges "
                           "by their scores, PPI++ and the answer configs compared by hand grades."])
     rows, notes = [], []
+    two, graders = grader_row(detail), graders_section(detail, confidence)
     for j in judges:
         c = calibration(detail, j)
         if not is_calibrated(c):
@@ -87,8 +88,58 @@ def calibration_section(detail: Detail, judges: Sequence[str], confidence: float
         f"Intervals: {confidence:.0%} bootstrap over answers. TPR: the judge accepts what the grader accepted; "
         "TNR: the judge rejects what the grader rejected; kappa: agreement beyond chance (0 = chance, 1 = perfect). "
         "An invalid reply (not exactly CORRECT or INCORRECT) is counted, never guessed.", "",
-        table(["judge", "answers (invalid)", "accuracy", "TPR", "TNR", "Cohen's kappa", "TP / FP / FN / TN"], rows),
-        "", "Disagreements (config/question):", "", *notes])
+        table(["judge", "answers (invalid)", "accuracy", "TPR", "TNR", "Cohen's kappa", "TP / FP / FN / TN"],
+              [*rows, *([two] if two else [])]),
+        "", "Disagreements (config/question):", "", *notes,
+        *(["", graders] if graders else [])])
+
+
+def grader_row(detail: Detail) -> list[str] | None:
+    """The judges' table's row of the second grader (against the first, as a judge against the
+    grades: TP both correct, FP only the second, FN only the first, TN both incorrect), or None
+    without a second grader (``judge_eval``'s ``graders``)."""
+    g = detail.get("graders") or {}
+    if g.get("status") != "ok":
+        return None
+    o = g["overall"]
+    t = o["table"]
+    return ["second grader (the ceiling)", f"{o['n']} graded by both", _stat(o["accuracy"]), "", "",
+            _stat(o["kappa"]), f"{t['both_correct']} / {t['second_only']} / {t['first_only']} / {t['both_incorrect']}"]
+
+
+def _graded(who: Mapping[str, Any]) -> str:
+    return f"{who['verdict']} by {who['grader']}" + (f" ({who['note']})" if who.get("note") else "")
+
+
+def graders_section(detail: Detail, confidence: float) -> str:
+    """Two graders' agreement (``judge_eval``'s ``graders``): overall and per config, and the
+    disagreements to adjudicate; without a second grader one line saying how to add one; nothing
+    for a detail file from before it existed."""
+    g = detail.get("graders")
+    if not g:
+        return ""
+    if g.get("status") != "ok":
+        return f"Second grader: {g.get('reason')}."
+    o = g["overall"]
+    rows = [[f"`{c}`", str(a["n"]), _stat(a["accuracy"]), _stat(a["kappa"]),
+             " / ".join(str(a["table"][k]) for k in ("both_correct", "first_only", "second_only", "both_incorrect"))]
+            for c, a in g["configs"].items()]
+    out = ["### A second grader: the ceiling", "",
+           f"{o['n']} answers are graded blind by two graders ({', '.join(g['graders'])}); they agree on "
+           f"{percent(o['accuracy']['estimate'])}, Cohen's kappa {_stat(o['kappa'])} ({confidence:.0%} bootstrap over "
+           "answers, as the judges'). No judge can be shown to agree with the grades better than a second person "
+           "does: a judge's kappa near this one is as good as the grades allow. Calibration uses the adjudicated "
+           "grade where there is one, else the first grader's.", "",
+           table(["config", "graded by both", "agreement", "Cohen's kappa",
+                  "both correct / first only / second only / both incorrect"], rows)]
+    d = g["disagreements"]
+    if d:
+        out += ["", f"Disagreements to adjudicate ({g['adjudicated']} of {len(d)} settled; settle them with "
+                "`rag-ablation grade --adjudicate --grader NAME`, docs/judging.md):", "",
+                table(["config", "question", "first grader", "second grader", "adjudicated"],
+                      [[f"`{r['config']}`", f"`{r['id']}`", _graded(r["first"]), _graded(r["second"]),
+                        r["adjudicated"] or "not yet"] for r in d])]
+    return "\n".join(out)
 
 
 def accuracy_section(detail: Detail, configs: Sequence[str], judges: Sequence[str], confidence: float, *,

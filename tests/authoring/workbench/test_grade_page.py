@@ -205,3 +205,63 @@ def test_another_sites_request_cannot_grade(built):
     assert c.post("/api/grade/save", json=body, headers={"Origin": BASE}).status_code == 403  # no X-Workbench
     assert c.get("/api/grade/next", headers=PAGE).status_code in (403, 404, 405)
     assert not GRADES.exists()
+
+
+# --- the second grader's blind pass -------------------------------------------------------------
+
+SECRET = "ana-only-note-7f3"
+
+
+def verdicts_in(obj) -> list:
+    """Every ``verdict`` value anywhere in a JSON response."""
+    if isinstance(obj, dict):
+        return [v for k, v in obj.items() if k == "verdict"] + [x for v in obj.values() for x in verdicts_in(v)]
+    if isinstance(obj, list):
+        return [x for v in obj for x in verdicts_in(v)]
+    return []
+
+
+def test_the_second_pass_never_sends_the_first_grader_s_verdict_note_or_name(built):
+    first = [grade_of(c, q, "incorrect", grader="ana", note=SECRET) for c in ANSWERS for q in ANSWERS[c]]
+    write_grades(GRADES, first[:3])  # dense q1..q3 graded by ana
+    c = client_of(built, source())
+    responses = [c.post("/api/grade/second", json={"grader": "bo"})]
+    view = responses[-1].json()
+    assert (view["pass"], view["grader"], view["total"], view["graded"], view["in_scope"]) == ("second", "bo", 3, 0, 3)
+    assert view["answer"]["id"] == "q1" and view["answer"]["previous"] is None
+    responses.append(c.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": "bo's"}))
+    responses.append(c.post("/api/grade/back", json={}))  # bo's own grade is shown, ana's is not
+    assert responses[-1].json()["answer"]["previous"]["grader"] == "bo"
+    view = responses[-1].json()
+    for _ in range(3):
+        responses.append(c.post("/api/grade/skip", json=target(view)))
+        view = responses[-1].json()
+        if view["answer"] is None:
+            break
+    responses.append(c.post("/api/grade/summary", json={}))
+    for r in responses:
+        assert r.status_code == 200, r.text
+        assert SECRET not in r.text and "ana" not in r.text
+        assert "incorrect" not in verdicts_in(r.json())
+    assert view["end"].startswith("End of the list: 1 of the 3 answers in scope are graded (1 by bo)")
+    assert [(g.id, g.grader) for g in load_grades(GRADES)] == [("q1", "ana"), ("q1", "bo"), ("q2", "ana"),
+                                                               ("q3", "ana")]
+    view = c.post("/api/grade/first", json={}).json()  # back to --grader tess's first pass: ana's grades count
+    assert (view["pass"], view["grader"], view["graded"], view["total"]) == ("first", "tess", 3, 5)
+
+
+def test_a_finished_first_pass_offers_the_second_and_an_active_server_draws_it_at_random(built, tmp_path):
+    write_scores(tmp_path)
+    write_grades(GRADES, [grade_of(c, q, "correct", grader="ana") for c in ANSWERS for q in ANSWERS[c]])
+    c = client_of(built, source("active"))
+    view = c.post("/api/grade/next", json={}).json()
+    assert view["answer"] is None and view["second_offer"].startswith("Every answer in scope is graded once.")
+    assert "Second grader form" in view["second_offer"]
+    view = c.post("/api/grade/second", json={"grader": "bo"}).json()
+    assert (view["order"], view["total"], view["second_offer"]) == ("random", 8, None) and "estimate" not in view
+
+
+@pytest.mark.bad_input
+def test_a_second_pass_without_a_name_is_refused(built):
+    r = client_of(built, source()).post("/api/grade/second", json={"grader": "  "})
+    assert r.status_code == 422 and "type your name for the second pass" in r.json()["problems"][0]

@@ -500,3 +500,41 @@ def test_the_combined_judge_is_canary_tested_and_rejects_a_restated_question():
     assert columns[-2:] == ["new_f1", "question_overlap"]
     assert (rows[2]["kind"], rows[2]["new_f1"], rows[2]["question_overlap"]) == ("question_repeated", "0.000000",
                                                                                  "1.000000")
+
+
+def test_calibration_uses_the_adjudicated_grade_and_the_report_shows_the_graders_beside_the_judges():
+    """q1 is graded incorrect by t, correct by a second grader, and adjudicated correct: the judge
+    (correct everywhere) is calibrated against the adjudicated grade, so q1 is no false accept."""
+    answer_rows, retrieval_rows, judgments, grades = fixture()
+    q1 = next(g for g in grades if g.id == "q1")
+    second = [Grade(g.answer_sha256, "c", "bo", g.id, "", "correct") for g in grades]
+    adjudicated = Grade(q1.answer_sha256, "c", "dee", "q1", "settled", "correct", role="adjudicated")
+    run = partial(evaluate, answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments, checks=None,
+                  judges=["contains"], settings=SETTINGS)
+    _, before, *_ = run(grades=[*grades, *second])
+    assert before["calibration"]["contains"]["disagreements"]["false_accepts"] == ["c/q1", "c/q3"]
+    metrics, detail, *_ = run(grades=[*grades, *second, adjudicated])
+    assert detail["calibration"]["contains"]["disagreements"]["false_accepts"] == ["c/q3"]
+    assert detail["grades"]["matching"] == 4
+    g = detail["graders"]
+    assert g["overall"]["n"] == 4 and g["overall"]["table"] == {"both_correct": 2, "first_only": 0, "second_only": 2,
+                                                               "both_incorrect": 0}
+    assert [(r["id"], r["adjudicated"]) for r in g["disagreements"]] == [("q1", "correct"), ("q3", None)]
+    assert metrics["graders"]["overall"]["n"] == 4
+    text = render_answers(detail, configs=["c"], judges=["contains"], confidence=0.95)
+    assert "| second grader (the ceiling) | 4 graded by both |" in text and "| 2 / 2 / 0 / 0 |" in text
+    assert "### A second grader: the ceiling" in text and "4 answers are graded blind by two graders (bo, t)" in text
+    assert "Disagreements to adjudicate (1 of 2 settled" in text
+    assert "| `c` | `q3` | incorrect by t | correct by bo | not yet |" in text
+
+
+def test_without_a_second_grader_the_report_says_how_to_add_one_in_one_line():
+    answer_rows, retrieval_rows, judgments, grades = fixture()
+    _, detail, *_ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments, checks=None,
+                             grades=grades, judges=["contains"], settings=SETTINGS)
+    text = render_answers(detail, configs=["c"], judges=["contains"], confidence=0.95)
+    lines = [line for line in text.splitlines() if "second grader" in line.lower()]
+    assert lines == ["Second grader: no answer is graded by a second grader: a second person grades blind with "
+                     "`rag-ablation grade --second-pass --grader NAME` (or the workbench's Second grader form), and "
+                     "the report then shows how far two graders agree, the ceiling of every judge's kappa."]
+    assert "the ceiling |" not in text

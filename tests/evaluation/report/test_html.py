@@ -84,6 +84,24 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def graders_block() -> dict:
+    """judge_eval's ``graders`` (grader_agreement.grader_detail) for 8 answers graded by two: 4
+    both correct, 1 only the first, 3 both incorrect: kappa (7/8 - 1/2) / (1 - 1/2) = 0.75; the
+    one disagreement's note holds markup, which must stay text."""
+    overall = {"n": 8, "confidence": 0.95, "seed": 0,
+               "kappa": {"estimate": 0.75, "low": 0.4, "high": 1.0, "n": 8, "dropped": 0, "n_resamples": 50,
+                         "reason": None},
+               "accuracy": {"estimate": 0.875, "low": 0.625, "high": 1.0, "n": 8, "dropped": 0, "n_resamples": 50,
+                            "reason": None},
+               "table": {"both_correct": 4, "first_only": 1, "second_only": 0, "both_incorrect": 3}}
+    return {"status": "ok", "graders": ["ana", "bo"], "overall": overall, "configs": {"bm25": overall},
+            "disagreements": [{"config": "bm25", "id": "q2", "answer_sha256": "a" * 64,
+                               "first": {"grader": "ana", "verdict": "correct", "note": EVIL},
+                               "second": {"grader": "bo", "verdict": "incorrect", "note": ""},
+                               "adjudicated": None}],
+            "adjudicated": 0}
+
+
 def tiny_project(d: Path) -> Path:
     """A project folder holding every input of the report_html stage, built by hand."""
     shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
@@ -159,7 +177,8 @@ def tiny_project(d: Path) -> Path:
                             "fixed": 2, "broken": 1, "fixed_ids": ["q1", "q7"], "broken_ids": ["q2"],
                             "both_right": 3, "both_wrong": 2, "p_mcnemar": 1.0},
                  "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}},
-             "measure_comparison": measure_block()}
+             "measure_comparison": measure_block(),
+             "graders": graders_block()}
     write(d / "metrics/judge_detail.json", json.dumps(judge))
     for name, ms in P95.items():
         write(d / f"metrics/latency/{name}.json", json.dumps({"timing": "warm", "total": {"p95_ms": ms}}))
@@ -534,7 +553,7 @@ FIXED_DATA = {
     "questions": [{"id": "q0", "question": "<script>x</script> & \u2028 {style} {app}"}],
 }
 """The smallest data ``html.page`` takes, with text that must stay data."""
-FIXED_PAGE_SHA256 = "2504b4967539d4192472362b718f197d31e0ca1a070b68f139cb73887f31b4ea"
+FIXED_PAGE_SHA256 = "1eeccbac2256bfc6d6a0a9323e1c2c7929145f56159cdd5b099854e63fce0907"
 """SHA-256 of ``html.page(FIXED_DATA, {"vega": ...})`` as the page was built when the skeleton,
 style and script were still strings in html.py (issue 33): moving them into assets/ changed no
 byte. Re-pinned for issue 36 (the cost charts' fixed axes, placed names and front legend, the
@@ -547,14 +566,16 @@ every answer by token F1 and the primary judge's score, and each test's prose fr
 test_html_browser.py); and for issue 47 (the hand grades' counts in words, one line for a run with
 no answers judged, the relevant chunk "not in the stored top k", no empty answer charts:
 test_html_browser.py); and for issue 46 (a passage's page or slide beside its chunk id,
-D.sources: tests/test_dvc_documents.py) and the judges' kappa as the median over re-fits. A change to
+D.sources: tests/test_dvc_documents.py) and the judges' kappa as the median over re-fits; and for issue
+48 (a second grader's card beside the judges', the graders' disagreements, or one line saying how
+to add a second grader: test_html_browser.py). A change to
 report.html, report.css or report.js (or to how they are put together) shows here: check the
 page in a browser (test_html_browser.py), then put the new hash here."""
 
 
 def test_the_page_assembled_from_its_files_is_byte_for_byte_the_pinned_one():
     page = html.page(FIXED_DATA, {"vega": "var vega = 1; // </script> <!-- x {data}"})
-    assert len(page.encode("utf-8")) == 36331
+    assert len(page.encode("utf-8")) == 37754
     assert hashlib.sha256(page.encode("utf-8")).hexdigest() == FIXED_PAGE_SHA256
     files = html_assets.read_page_files()
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
@@ -701,3 +722,24 @@ def test_the_score_table_leads_with_the_median_kappa_and_its_refit_interval():
     old = {"scores": {**detail["scores"], "judges": {"token_f1": entry}}}
     (row, _) = html_data.score_panel(old, ["token_f1"])["scores"]
     assert row["kappa"]["value"] == 0.5 and row["seeds"] is None
+
+
+def test_the_judge_panel_carries_the_second_grader_or_one_line_saying_how_to_add_one():
+    from rag_ablation.evaluation.judges.grader_agreement import grader_detail
+    from rag_ablation.evaluation.judges.grades import Grade, answer_sha256
+
+    hashes = {("c", q): answer_sha256(q) for q in ("q1", "q2")}
+    first = [Grade(hashes[("c", q)], "c", "ana", q, "", "correct") for q in ("q1", "q2")]
+    second = [Grade(hashes[("c", "q1")], "c", "bo", "q1", "", "correct"),
+              Grade(hashes[("c", "q2")], "c", "bo", "q2", "hedges", "incorrect")]
+    ok = grader_detail([*first, *second], hashes, ["c"], resamples=50, seed=0, confidence=0.95)
+    g = html_data.graders_panel({"graders": ok})
+    assert (g["n"], g["graders"], g["table"]) == (2, ["ana", "bo"], {"both_correct": 1, "first_only": 1,
+                                                                     "second_only": 0, "both_incorrect": 0})
+    assert g["kappa"]["value"] == ok["overall"]["kappa"]["estimate"]
+    assert g["disagreements"] == [{"config": "c", "id": "q2", "first": {"grader": "ana", "verdict": "correct", "note": ""},
+                                   "second": {"grader": "bo", "verdict": "incorrect", "note": "hedges"},
+                                   "adjudicated": None}]
+    none = grader_detail(first, hashes, ["c"], resamples=50, seed=0, confidence=0.95)
+    assert html_data.graders_panel({"graders": none}) == {"line": f"Second grader: {none['reason']}."}
+    assert html_data.graders_panel({}) is None  # a detail file from before: nothing shown

@@ -79,6 +79,14 @@ def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
         grades = browser.evaluate("document.querySelector('#judge-panel p.grades').textContent")
         assert grades.startswith("8 hand grades") and "another answer model: stale)" in grades
         assert "no longer exists (unknown); neither is used" in grades
+        # the second grader beside the judges: the 2x2 table, kappa, and the disagreement (its note as text)
+        card = browser.evaluate("document.querySelector('#judge-panel .card.graders').textContent")
+        assert card.startswith("second grader (the ceiling)") and "says correct40" in card
+        assert "8 answers graded blind by two graders (ana, bo); Cohen's kappa 0.750 (0.400 to 1.000)" in card
+        assert browser.evaluate("Array.from(document.querySelectorAll('table.graders tbody tr'))"
+                                ".map(r => Array.from(r.cells).map(c => c.textContent))") == [
+            ["bm25", "q2", f"correct by ana ({EVIL})", "incorrect by bo", "not yet"]]
+        assert browser.evaluate("document.querySelectorAll('table.graders script').length") == 0
         assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == 9
         cells = browser.evaluate("Array.from(document.querySelectorAll('table.answer-comparison tbody tr'))"
                                  ".map(r => Array.from(r.cells).map(c => c.textContent))")

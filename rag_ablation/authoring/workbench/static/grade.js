@@ -25,7 +25,10 @@ function gradeShow(data) {
   G.help = data.help;
   $("g-estimate").textContent = data.estimate || "";
   $("g-note").value = "";
-  const order = "order " + data.order;
+  // the second pass is blind: the server sends only this grader's own grades (grade_page.py)
+  const order = "order " + data.order + (data.pass === "second" ? "; second pass by " + data.grader +
+    ", blind: the other grades are hidden" : "");
+  $("g-offer").textContent = data.second_offer || "";
   if (!G.a) {  // data.end: how many answers in scope are graded, and by whom (grader.end_of_list)
     $("g-progress").textContent = data.end + (data.total ? " b goes back to the last answer." : "") + " (" + order +
       ")";
@@ -110,6 +113,12 @@ $("g-skip").addEventListener("click", gradeSkip);
 $("g-back").addEventListener("click", gradeBack);
 $("g-whole").addEventListener("click", gradeToggle);
 $("g-summary").addEventListener("click", gradeSummary);
+$("g-second").addEventListener("click", async () => {
+  if (await gradeCall("/api/grade/second", {grader: $("g-grader").value})) $("g-messages").replaceChildren();
+});
+$("g-first").addEventListener("click", async () => {
+  if (await gradeCall("/api/grade/first")) $("g-messages").replaceChildren();
+});
 
 const GRADE_KEYS = {
   c: () => gradeVerdict("correct"), w: () => gradeVerdict("incorrect"), s: gradeSkip, b: gradeBack,

@@ -388,7 +388,28 @@ window.renderQuestion = renderQuestion;
     }
     cards.appendChild(card);
   });
+  // two graders (judge_eval's graders): beside the judges, the ceiling of their agreement
+  var G = J.graders;
+  if (G && !G.line) {
+    var t = G.table, card2 = el("div", {cls: "card judge graders"}, [el("h3", {text: "second grader (the ceiling)"})]);
+    card2.appendChild(table(["second \\ first", "correct", "incorrect"], [
+      ["says correct", String(t.both_correct), String(t.second_only)],
+      ["says incorrect", String(t.first_only), String(t.both_incorrect)]], "confusion"));
+    card2.appendChild(el("p", {cls: "small", text: G.n + " answers graded blind by two graders (" +
+      G.graders.join(", ") + "); Cohen's kappa " + withCi(G.kappa) + "; agreement " + withCi(G.accuracy)}));
+    cards.appendChild(card2);
+  }
   box.appendChild(cards);
+  if (G && G.line) box.appendChild(el("p", {cls: "muted small graders", text: G.line}));
+  if (G && G.disagreements && G.disagreements.length) {
+    var said = function (w) { return w.verdict + " by " + w.grader + (w.note ? " (" + w.note + ")" : ""); };
+    box.appendChild(el("p", {cls: "small", text: "Graders' disagreements to adjudicate (an adjudicated line in the " +
+      "grades file settles one; calibration uses it):"}));
+    box.appendChild(table(["config", "question", "first grader", "second grader", "adjudicated"],
+      G.disagreements.map(function (r) {
+        return [r.config, r.id, said(r.first), said(r.second), r.adjudicated || "not yet"];
+      }), "graders"));
+  }
   (J.canary_flags || []).forEach(function (f) {
     box.appendChild(el("p", {cls: "flag", text: "\u26a0 Warning: " + f.judge + " accepts " + f.kind + " canaries (" +
       f.accepted_count + " of " + f.n + "): a sound judge rejects every one."}));
