@@ -14,19 +14,23 @@ fusion, rerank) with ``time.perf_counter``; those times go to a leaf latency fil
 the ranking output, which stays byte-for-byte deterministic.
 
 Every config is timed the same way (``support.latency_rule.WARM``, the rule the reports read): before
-the first timed question, one untimed pass over the first question loads the embedding model,
-the reranker and the indexes' pages; then each question's steps are timed one by one. A dense or
-hybrid config's ``query_embed`` is one warm single-text embedding of the text it searches with
-(``Retrievers.embed_query``), timed in every config, so no config is charged the model's loading
-or spared the embedding because another config embedded its texts first. With more than
-:data:`TIMED_QUESTIONS` questions, only that many, spread evenly and the same in every config,
-are timed (:func:`timed`); the latency file says how many (``n_timed``).
+the first timed question, one untimed pass over the first question loads the reranker and
+touches the indexes' pages; then each question's steps are timed one by one. A dense or hybrid
+config's ``query_embed`` is one warm single-text embedding of the text it searches with. In the
+pipeline it is measured once per query transform by ``query_vectors@TRANSFORM``
+(``retrieval.query_vectors``) and each config is charged that question's time
+(``embed_seconds``), so no config is charged the model's loading or spared the embedding because
+another config embedded its texts first, and no config loads the model to time it. Without
+``embed_seconds`` (the workbench, benchmarks) the config times ``Retrievers.embed_query`` itself.
+With more than ``latency_rule.TIMED_QUESTIONS`` questions, only that many, spread evenly and the
+same in every config, are timed (``latency_rule.timed``); the latency file says how many
+(``n_timed``).
 
-The vectors it searches with come from the embedding cache (:func:`embed_queries`): before the
-first search, every text the config sends to the dense retriever is looked up in the cache the
-chunks use (keyed by model and text) and the missing ones are embedded in batches
-(``embedding.batch_size``, committed batch by batch), so the rankings never depend on which config
-ran first or on a batch's make-up; the timed single-text vector is not used for the search.
+The vectors it searches with are given by ``Retrievers.embed_many``: in the pipeline the
+transform's stored query vectors, embedded through the embedding cache the chunks use (keyed by
+model and text) in batches (``query_vectors.embed_queries``), so the rankings never depend on
+which config ran first or on a batch's make-up; a timed single-text vector is never used for the
+search.
 """
 from __future__ import annotations
 
