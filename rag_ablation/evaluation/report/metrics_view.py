@@ -34,7 +34,7 @@ from typing import Any
 
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, P_KEYS, counts_in, resolve_measure, verdict
-from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
+from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY, LEXICAL_SUPPORT
 from rag_ablation.support.latency_rule import warm_total_ms
 
 Json = Mapping[str, Any]
@@ -96,6 +96,14 @@ def answer_proxy(stats: Json, name: str) -> Json | None:
     answers = config_metrics(stats, name).get("answers", {})
     proxy = answers.get(ANSWER_PROXY)
     return proxy if answers.get("available") and proxy is not None else None
+
+
+def lexical_support(stats: Json, name: str) -> Json | None:
+    """A config's mean lexical support (``value``, ``ci_low``, ``ci_high``, ``n``,
+    ``n_undefined``); None when its ``answers`` block is missing, not available or has none."""
+    answers = config_metrics(stats, name).get("answers", {})
+    support = answers.get(LEXICAL_SUPPORT)
+    return support if answers.get("available") and support is not None else None
 
 
 # --------------------------------------------------------------------------- judge_detail.json
