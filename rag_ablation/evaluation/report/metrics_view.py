@@ -270,7 +270,8 @@ class MeasureRow:
 class MeasureComparison:
     """The answered configs against ``baseline`` on one per-answer ``measure`` (its ``label`` and
     ``test``: ``sign`` or ``sign-flip``): ``rows`` in file order, or ``reason`` when the measure
-    was not compared (some answer lacks it)."""
+    was not compared (some answer lacks it). ``undefined``: (config, answerable answers without a
+    value) of a measure compared where both answers have one (lexical support), in file order."""
 
     measure: str
     label: str
@@ -278,6 +279,7 @@ class MeasureComparison:
     baseline: str
     rows: tuple[MeasureRow, ...]
     reason: str | None = None
+    undefined: tuple[tuple[str, int], ...] = ()
 
 
 def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
@@ -306,7 +308,8 @@ def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
                                    better=counts_in(change)[0], worse=counts_in(change)[1], margin=change.get("margin"),
                                    p=p, p_holm=change["p_holm"], verdict=change_verdict(change),
                                    better_ids=tuple(c.get("better_ids", ())), worse_ids=tuple(c.get("worse_ids", ()))))
-        out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], tuple(rows)))
+        out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], tuple(rows),
+                                     undefined=tuple((c, int(n)) for c, n in (e.get("undefined") or {}).items())))
     return tuple(out)
 
 
