@@ -19,6 +19,7 @@ change together with its interval and p-value rows:
     <baseline>.subsample.n_20.low, .high (the 90% range of its measure over the draws)
     <config>.subsample.n_20.lost_share, .reversed_share
     <config>.answers.contains_reference.value, .ci_low, .ci_high, .n (judge-free proxy)
+    <config>.answers.lexical_support.value, .ci_low, .ci_high, .n, .n_undefined (when any answer has one)
     <config>.audited.recall_at_5.value, .ci_low, .ci_high, .changed, .newly_found (label audit)
 
 and the plot data under the plots folder (rag_ablation.evaluation.report.plot_data). Loops over the

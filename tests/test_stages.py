@@ -218,6 +218,17 @@ def test_score_stage_writes_per_question_rows(built):
     answers = read_scores(built / "metrics/scores/answers.csv")
     assert {r["config"] for r in answers} == {"bm25"} and len(answers) == 8
     assert all(r["relevant_in_prompt"] in (0, 1) for r in answers if r["answerable"])
+    # lexical support: from the passages each prompt showed (the run file's texts), empty where undefined
+    from rag_ablation.evaluation.scoring.grounding import lexical_support
+    assert (built / "metrics/scores/answers.csv").read_text().splitlines()[0].endswith(",lexical_support")
+    texts = load(built / "build/runs/bm25.json")["passages"]
+    shown = {a["id"]: a for a in load(built / "build/answers/bm25.json")["answers"]}
+    for r in answers:
+        a = shown[r["id"]]
+        defined = r["answerable"] and not r["refusal"]
+        expected = lexical_support(a["answer"], [texts[p] for p in a["passages"]]) if defined else None
+        assert r["lexical_support"] == (None if expected is None else round(expected, 6)), r["id"]
+    assert any(r["lexical_support"] is not None for r in answers)
 
 
 def test_evaluate_stage_has_every_config_and_slice(built):

@@ -33,7 +33,8 @@ of several graders' grades of one text, the adjudicated one, else the first grad
   questions and the exact McNemar p-value on them (``sign_test_p``). Fewer than 2 questions
   graded in both: ``unavailable`` with the reason.
 * The same configs compared on every answer (``measure_comparison``,
-  ``rag_ablation.evaluation.statistics.answer_verdicts``): token F1 and the primary judge's score
+  ``rag_ablation.evaluation.statistics.answer_verdicts``): token F1, lexical support (when some
+  answer has one; on the questions where both answers have one) and the primary judge's score
   (the scored judge with the best cross-fitted kappa, else the best by fixed-threshold kappa),
   paired over every answerable question both answered, with the stats stage's interval, margin
   counts, sign-flip test and Holm adjustment.
@@ -84,7 +85,7 @@ from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
 from rag_ablation.evaluation.scoring.judge_scores import with_judge_score
 from rag_ablation.evaluation.statistics.answer_verdicts import baseline_of, measure_comparison, verdict_measures
-from rag_ablation.evaluation.statistics.comparison import JUDGE_SCORES, cluster_labels
+from rag_ablation.evaluation.statistics.comparison import JUDGE_SCORES, LEXICAL_SUPPORT, cluster_labels
 
 VERDICTS = {"correct": True, "incorrect": False, "invalid": None}
 
@@ -477,9 +478,10 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
     detail["comparison"] = answer_comparison(hand, answered, settings, doc_of)
     overall = scored.primary or primary_judge([j for j in judges if any(j in available[c] for c in answered)],
                                               detail["calibration"])
+    compared = verdict_measures(overall, lexical_support=any(
+        r.get(LEXICAL_SUPPORT) is not None for r in answer_rows if r["config"] in answered))
     detail["measure_comparison"] = measure_comparison(
-        measure_rows(answer_rows, verdict_rows, verdict_measures(overall)), answered,
-        measures=verdict_measures(overall), settings=settings)
+        measure_rows(answer_rows, verdict_rows, compared), answered, measures=compared, settings=settings)
 
     if checks:
         items = checks["canaries"]["items"]

@@ -280,6 +280,12 @@ def measure_section(detail: Detail, confidence: float) -> str:
            for m in comps for r in m.rows if r.verdict is not None and (r.better_ids or r.worse_ids)]
     margin = next((r.margin for m in comps for r in m.rows if r.margin is not None), None)
     by_more = f" by more than {margin:g}" if margin is not None else ""
+    partial = [m for m in comps if m.undefined and not m.reason]
+    where_defined = [
+        f"{m.label} is compared on the questions where both answers have one ("
+        + ", ".join(f"`{c}`: {n} answerable answer(s) without" for c, n in m.undefined)
+        + ": refusals, answers with no content word, unknown passages); it counts the answer's words found in the "
+        "passages shown, not whether they support it, and is not calibrated against hand grades." for m in partial]
     return "\n".join([
         "## Answer configs compared on every answer", "",
         f"Each answered config against `{base}` on every answerable question both answered (not only the graded "
@@ -288,7 +294,7 @@ def measure_section(detail: Detail, confidence: float) -> str:
         "(`stats.margin`), the paired sign-flip test (the exact sign test for a 0/1 measure) and its Holm "
         "adjustment over the configs; the verdict is the "
         "retrieval comparisons' rule. A score is the judge's, not a person's: the hand-graded comparison above is "
-        "the one to trust where they disagree.", "",
+        "the one to trust where they disagree." + "".join(" " + s for s in where_defined), "",
         table(["measure", "config", "questions", f"`{base}` / config", "change (interval)", "better / worse",
                "p", "Holm p", "verdict"], rows), *([""] + ids if ids else [])])
 

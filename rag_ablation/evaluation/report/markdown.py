@@ -38,7 +38,8 @@ from rag_ablation.evaluation.statistics.comparison import (
 from rag_ablation.evaluation.report.formatting import (detectable, interval, num, p_value, points, share, signed,
                                                      table)
 from rag_ablation.evaluation.report.metrics_view import (answer_proxy, available, baseline_comparisons, change_of,
-                                                         change_verdict, config_metrics, stats_settings)
+                                                         change_verdict, config_metrics, lexical_support,
+                                                         stats_settings)
 from rag_ablation.evaluation.report.plot_data import LABELS, count_words, test_name, test_text
 from rag_ablation.evaluation.statistics.stats import GAIN, LOSS, NONE, change_direction, vanished_share
 
@@ -267,7 +268,8 @@ def _subsample_direction(sub: Metrics, vs: Metrics, measure: str) -> str:
 
 def answers_section(metrics: Metrics, answered: Sequence[str], settings: StatsConfig) -> str:
     """The judge-free proxy per answered config; one line, not a table of "unavailable", when no
-    answered config has answers to score (a retrieval-only run)."""
+    answered config has answers to score (a retrieval-only run). The mean lexical support and its
+    interval are columns only when some answered config has it."""
     if not answered:
         return ""
     if all(answer_proxy(metrics, name) is None for name in answered):
@@ -276,19 +278,33 @@ def answers_section(metrics: Metrics, answered: Sequence[str], settings: StatsCo
                 f"No answers to score: none of the answered configs ({names}) has an answer to an answerable "
                 "question (a retrieval-only run, `llm.backend: none`, answers nothing; otherwise each config's "
                 "`generate@NAME` output says why).")
+    supported = any(lexical_support(metrics, name) is not None for name in answered)
     rows = []
     for name in answered:
         d = answer_proxy(metrics, name)
+        s = lexical_support(metrics, name)
+        support = ([num(s["value"]), interval(s), f"{s['n']} ({s['n_undefined']} without)"] if s is not None
+                   else ["", "", ""]) if supported else []
         if d is None:
-            rows.append([f"`{name}`", "unavailable", "", ""])
+            rows.append([f"`{name}`", "unavailable", "", "", *support])
             continue
-        rows.append([f"`{name}`", num(d["value"]), interval(d), str(d["n"])])
-    return "\n".join([
-        "## Answers (judge-free proxy)", "",
+        rows.append([f"`{name}`", num(d["value"]), interval(d), str(d["n"]), *support])
+    level = f"{settings.confidence:.0%}"
+    header = ["config", "contains reference", f"{level} Wilson interval", "n"]
+    about = [
         "Share of answers that contain the normalized reference answer, on the answerable questions that were "
         "answered. This is a proxy computed without any judge, not a graded accuracy: a correct answer in other "
-        "words counts as wrong, and a long answer that quotes the reference among errors counts as right.", "",
-        table(["config", "contains reference", f"{settings.confidence:.0%} Wilson interval", "n"], rows)])
+        "words counts as wrong, and a long answer that quotes the reference among errors counts as right."]
+    if supported:
+        header += ["lexical support", f"{level} bootstrap interval", "n (without)"]
+        about.append(
+            "Lexical support: the mean share of an answer's content words (stop words left out, numbers kept) "
+            "found in the passages its prompt showed, over the answers that have one (without: refusals, answers "
+            "with no content word, answers whose passages are unknown). It counts wording taken from the passages, "
+            "not support: a correct paraphrase scores low and an answer copied from a wrong passage scores high; "
+            "it is not calibrated against hand grades, so it has no threshold and no supported / unsupported "
+            "verdict.")
+    return "\n".join(["## Answers (judge-free proxy)", "", " ".join(about), "", table(header, rows)])
 
 
 def audit_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:

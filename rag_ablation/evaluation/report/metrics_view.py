@@ -34,7 +34,7 @@ from typing import Any
 
 from rag_ablation.core.config import StatsConfig
 from rag_ablation.evaluation.statistics.comparison import GRADED_MEASURES, P_KEYS, counts_in, resolve_measure, verdict
-from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY
+from rag_ablation.evaluation.statistics.stats import ANSWER_PROXY, LEXICAL_SUPPORT
 from rag_ablation.support.latency_rule import warm_total_ms
 
 Json = Mapping[str, Any]
@@ -96,6 +96,14 @@ def answer_proxy(stats: Json, name: str) -> Json | None:
     answers = config_metrics(stats, name).get("answers", {})
     proxy = answers.get(ANSWER_PROXY)
     return proxy if answers.get("available") and proxy is not None else None
+
+
+def lexical_support(stats: Json, name: str) -> Json | None:
+    """A config's mean lexical support (``value``, ``ci_low``, ``ci_high``, ``n``,
+    ``n_undefined``); None when its ``answers`` block is missing, not available or has none."""
+    answers = config_metrics(stats, name).get("answers", {})
+    support = answers.get(LEXICAL_SUPPORT)
+    return support if answers.get("available") and support is not None else None
 
 
 # --------------------------------------------------------------------------- judge_detail.json
@@ -262,7 +270,8 @@ class MeasureRow:
 class MeasureComparison:
     """The answered configs against ``baseline`` on one per-answer ``measure`` (its ``label`` and
     ``test``: ``sign`` or ``sign-flip``): ``rows`` in file order, or ``reason`` when the measure
-    was not compared (some answer lacks it)."""
+    was not compared (some answer lacks it). ``undefined``: (config, answerable answers without a
+    value) of a measure compared where both answers have one (lexical support), in file order."""
 
     measure: str
     label: str
@@ -270,6 +279,7 @@ class MeasureComparison:
     baseline: str
     rows: tuple[MeasureRow, ...]
     reason: str | None = None
+    undefined: tuple[tuple[str, int], ...] = ()
 
 
 def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
@@ -298,7 +308,8 @@ def measure_comparisons(detail: Json) -> tuple[MeasureComparison, ...]:
                                    better=counts_in(change)[0], worse=counts_in(change)[1], margin=change.get("margin"),
                                    p=p, p_holm=change["p_holm"], verdict=change_verdict(change),
                                    better_ids=tuple(c.get("better_ids", ())), worse_ids=tuple(c.get("worse_ids", ()))))
-        out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], tuple(rows)))
+        out.append(MeasureComparison(measure, e.get("label") or measure, e.get("test"), block["baseline"], tuple(rows),
+                                     undefined=tuple((c, int(n)) for c, n in (e.get("undefined") or {}).items())))
     return tuple(out)
 
 

@@ -10,6 +10,9 @@ lowercase, punctuation and the articles a/an/the removed, whitespace collapsed):
 - ``token_f1``: mean token F1 between answer and reference: with ``c`` the size of the
   multiset intersection of their tokens, ``P = c / |answer|``, ``R = c / |reference|``,
   ``F1 = 2PR / (P + R)``; 0 when ``c = 0``; 1 when both are empty.
+- ``lexical_support``: mean lexical support (``rag_ablation.evaluation.scoring.grounding``: the
+  share of an answer's content words found in the passages its prompt showed) over the answers
+  that have one, with ``n_lexical_support``, how many that is; both absent when no answer has one.
 A set with no answerable (or no unanswerable) question omits the measures it cannot compute.
 """
 from __future__ import annotations
@@ -64,11 +67,15 @@ def answer_measures(rows: Sequence[Mapping[str, Any]]) -> dict:
     ``answerable``), rounded to 6 decimals, plus ``n_answers`` (every row)."""
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
-    out: dict[str, float] = {"n_answers": len(rows)}
+    out: dict[str, float | int] = {"n_answers": len(rows)}
     if ans:
         out["refusal_rate"] = sum(r["refusal"] for r in ans) / len(ans)
         out["contains_reference"] = sum(r["contains_reference"] for r in ans) / len(ans)
         out["token_f1"] = sum(r["token_f1"] for r in ans) / len(ans)
+        support = [r["lexical_support"] for r in ans if r.get("lexical_support") is not None]
+        if support:
+            out["lexical_support"] = sum(support) / len(support)
+            out["n_lexical_support"] = len(support)
     if una:
         out["unanswerable_refusal_rate"] = sum(r["refusal"] for r in una) / len(una)
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in out.items()}

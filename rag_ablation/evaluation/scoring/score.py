@@ -2,7 +2,9 @@
 `score` stage. For each retrieval config (params order sorted by name) whose run is ``ok``, the
 stored ranking is scored against its chunking's labels (read once per chunking) and against the
 same labels widened by the label audit; each answered config's answers are scored against the
-references and the labels. Configs whose run or answers are not ``ok`` get no rows, and one
+references and the labels, and by the text of the passages each prompt showed (the run file's
+``passages``: lexical support); the answers whose passages are unknown are counted, one line per
+config. Configs whose run or answers are not ``ok`` get no rows, and one
 line each says why. Only names from params are read, never a folder listing. With graded qrels
 (a BEIR-style data set, ``rag_ablation.evaluation.scoring.graded``) the retrieval rows use them
 instead of the span labels and carry nDCG@10 and recall@100; the audit then changes nothing (it
@@ -10,6 +12,7 @@ widens span labels, which such a data set does not use).
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +23,7 @@ from rag_ablation.core.io import read_output
 from rag_ablation.evaluation.scoring.audit import AuditSpan, audited_relevant
 from rag_ablation.evaluation.scoring.foreign import foreign_relevant
 from rag_ablation.evaluation.scoring.graded import Qrel
+from rag_ablation.evaluation.scoring.grounding import MISSING_PASSAGES
 from rag_ablation.evaluation.scoring.scores import score_answers, score_run
 from rag_ablation.data.questions import Question
 
@@ -29,7 +33,7 @@ class Scores:
     retrieval: list[dict[str, Any]] = field(default_factory=list)
     audited: list[dict[str, Any]] = field(default_factory=list)
     answers: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # one line per config without rows, saying why
+    notes: list[str] = field(default_factory=list)  # one line per config without rows or not fully scored, saying why
     apps: dict[str, Any] = field(default_factory=dict)  # per app config: its run's summary and unlabelled counts
 
 
@@ -45,6 +49,7 @@ def score_configs(params: Params, questions: Sequence[Question], audit: Sequence
     out = Scores()
     relevant: dict[str, dict] = {}
     by_config: dict[str, dict] = {}
+    texts: dict[str, dict[str, str]] = {}
     for name in sorted(params.retrieval):
         cfg = params.config(name)
         run = read_output(runs / f"{name}.json", f"{'app' if cfg.is_app else 'retrieve'}@{name}")
@@ -62,6 +67,7 @@ def score_configs(params: Params, questions: Sequence[Question], audit: Sequence
                 relevant[cfg.chunking] = read_output(labels / f"{cfg.chunking}.json", f"labels@{cfg.chunking}")["relevant"]
             rel = relevant[cfg.chunking]
         by_config[name] = rel
+        texts[name] = run["passages"]
         depth = cfg.k
         counted = cfg.chunking is not None
         stage = "retrieve" if counted else "app"
@@ -74,6 +80,13 @@ def score_configs(params: Params, questions: Sequence[Question], audit: Sequence
         generated = read_output(answers / f"{name}.json", f"generate@{name}")
         if generated["status"] == "ok":
             rel = by_config.get(name, {})
+            undefined: Counter[str] = Counter()
             out.answers.extend(score_answers(name, generated["answers"], rel, questions,
-                                             phrases=params.generation.refusal_phrases))
+                                             phrases=params.generation.refusal_phrases,
+                                             texts=texts.get(name, {}), undefined=undefined))
+            missing = {r: undefined[r] for r in MISSING_PASSAGES if undefined[r]}
+            if missing:
+                out.notes.append(f"{name}: lexical support undefined for {sum(missing.values())} answer(s), "
+                                 "the passages shown unknown: "
+                                 + ", ".join(f"{r} ({n})" for r, n in missing.items()))
     return out

@@ -27,20 +27,25 @@ Unanswerable questions keep a row with empty measures: nothing can be relevant t
 their ``top_score`` serves a decline threshold.
 
 Answer rows (``ANSWER_FIELDS``), one per answered config and question: ``refusal``,
-``contains_reference``, ``token_f1`` (``rag_ablation.evaluation.scoring.answer_measures``) and
+``contains_reference``, ``token_f1`` (``rag_ablation.evaluation.scoring.answer_measures``),
 ``relevant_in_prompt`` (1 when a passage the model saw is relevant, for the retrieved-by-correct
-table; empty for unanswerable questions).
+table; empty for unanswerable questions) and ``lexical_support`` (the share of the answer's
+content words found in the passages its prompt showed, ``rag_ablation.evaluation.scoring.grounding``;
+empty for unanswerable questions, refusals, answers without content words and answers whose
+passages are unknown).
 """
 from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rag_ablation.core.errors import UserError
 from rag_ablation.evaluation.scoring.answer_measures import answer_scores
+from rag_ablation.evaluation.scoring.grounding import answer_support
 from rag_ablation.evaluation.scoring.graded import GRADED_COLUMNS, Qrel, graded_scores, relevant_chunks
 from rag_ablation.evaluation.scoring.measures import MRR_K, RECALL_KS, first_relevant_rank, hit_at, rr_at
 from rag_ablation.core.config import SCORE_DIGITS
@@ -50,10 +55,10 @@ from rag_ablation.data.questions import Question
 RETRIEVAL_FIELDS = ("config", "id", "slice", "doc", "answerable", "first_relevant_rank",
                     *(f"hit_at_{k}" for k in RECALL_KS), f"rr_at_{MRR_K}", "n_relevant", "top_score")
 ANSWER_FIELDS = ("config", "id", "slice", "doc", "answerable", "refusal", "contains_reference", "token_f1",
-                 "relevant_in_prompt")
+                 "relevant_in_prompt", "lexical_support")
 _INTS = {"answerable", "first_relevant_rank", "n_relevant", "refusal", "contains_reference", "relevant_in_prompt",
          *(f"hit_at_{k}" for k in RECALL_KS)}
-_FLOATS = {f"rr_at_{MRR_K}", "top_score", "token_f1", *GRADED_COLUMNS}
+_FLOATS = {f"rr_at_{MRR_K}", "top_score", "token_f1", "lexical_support", *GRADED_COLUMNS}
 
 
 def retrieval_fields(graded: bool) -> tuple[str, ...]:
@@ -100,8 +105,12 @@ def score_run(config: str, records: Sequence[Mapping[str, Any]], relevant: Mappi
 
 
 def score_answers(config: str, answers: Sequence[Mapping[str, Any]], relevant: Mapping[str, Sequence[str]],
-                  questions: Sequence[Question], *, phrases: Sequence[str]) -> list[dict[str, Any]]:
-    """Answer rows of one answers file, in the order of ``questions`` (those answered)."""
+                  questions: Sequence[Question], *, phrases: Sequence[str], texts: Mapping[str, str],
+                  undefined: Counter[str] | None = None) -> list[dict[str, Any]]:
+    """Answer rows of one answers file, in the order of ``questions`` (those answered).
+    ``texts``: passage id -> text (the config's run file's ``passages``), for ``lexical_support``;
+    each answer whose lexical support is undefined adds its reason
+    (``rag_ablation.evaluation.scoring.grounding.REASONS``) to ``undefined`` when given."""
     by_id = {a["id"]: a for a in answers}
     rows = []
     for q in questions:
@@ -109,10 +118,15 @@ def score_answers(config: str, answers: Sequence[Mapping[str, Any]], relevant: M
         if a is None:
             continue
         rel = set(relevant.get(q.id, ()))
+        scored = answer_scores(a["answer"], q.answer, answerable=q.answerable, phrases=phrases)
+        support = answer_support(a["answer"], a["passages"], texts, answerable=q.answerable,
+                                 refused=bool(scored["refusal"]))
+        if undefined is not None and support.reason is not None:
+            undefined[support.reason] += 1
         rows.append({"config": config, "id": q.id, "slice": q.slice, "doc": q.doc or "",
                      "answerable": int(q.answerable),
                      "relevant_in_prompt": int(bool(rel & set(a["passages"]))) if q.answerable else None,
-                     **answer_scores(a["answer"], q.answer, answerable=q.answerable, phrases=phrases)})
+                     **scored, "lexical_support": support.value})
     return rows
 
 

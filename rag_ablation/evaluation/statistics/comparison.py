@@ -102,13 +102,22 @@ compares the answered configs on them (``statistics.answer_verdicts``); ``stats.
 ``gate.measure`` do not (the stats stage and the gate stage compare retrieval configs, most of
 which answer nothing)."""
 
-RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES, **ANSWER_MEASURES}.items()}
+LEXICAL_SUPPORT = "lexical_support"
+"""The per-answer lexical support column of ``metrics/scores/answers.csv``
+(``rag_ablation.evaluation.scoring.grounding``): continuous, empty where undefined (refusals,
+answers without content words, unknown passages). Judge_eval compares the answered configs on it
+(``statistics.answer_verdicts``) on the questions where both answers have one; it is not an
+``ANSWER_MEASURES`` measure (no gate, diff or sweep measure: it is not calibrated)."""
+
+RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES, **ANSWER_MEASURES,
+                                                LEXICAL_SUPPORT: LEXICAL_SUPPORT}.items()}
 """Per-question column -> the measure it averages to (``hit_at_5`` -> ``recall_at_5``,
 ``rr_at_10`` -> ``mrr_at_10``, ``ndcg_at_10`` -> ``ndcg_at_10``)."""
 
 LABELS = {"recall_at_1": "recall@1", "recall_at_5": "recall@5", "recall_at_10": "recall@10", "mrr_at_10": "MRR@10",
           "ndcg_at_10": "nDCG@10", "recall_at_100": "recall@100", "contains_reference": "contains the reference",
-          "token_f1": "token F1", "llm_score": "LLM judge P(correct)", "combined_score": "combined judge score"}
+          "token_f1": "token F1", "llm_score": "LLM judge P(correct)", "combined_score": "combined judge score",
+          LEXICAL_SUPPORT: "lexical support"}
 """How a measure is named on a chart, in the report and by the gate."""
 
 
@@ -121,7 +130,8 @@ def measure_label(measure: str) -> str:
 SIGN = "sign"
 SIGN_FLIP = "sign-flip"
 TESTS = {**dict.fromkeys(BINARY_MEASURES, SIGN), **dict.fromkeys(CONTINUOUS_MEASURES, SIGN_FLIP),
-         "contains_reference": SIGN, "token_f1": SIGN_FLIP, **dict.fromkeys(JUDGE_SCORES, SIGN_FLIP)}
+         "contains_reference": SIGN, "token_f1": SIGN_FLIP, **dict.fromkeys(JUDGE_SCORES, SIGN_FLIP),
+         LEXICAL_SUPPORT: SIGN_FLIP}
 """Per-question column -> its paired test: the exact sign test for a 0/1 column, the paired
 sign-flip permutation test for a continuous one."""
 

@@ -21,7 +21,13 @@ the baseline vanishes or turns around when only n questions are drawn
 gone or turned into a gain (:func:`change_direction`, :func:`vanished_share`).
 
 Answers (:func:`answer_accuracy`): the share of answers containing the reference answer, with a
-Wilson interval and its n. It is a judge-free proxy for accuracy, not a judged accuracy.
+Wilson interval and its n. It is a judge-free proxy for accuracy, not a judged accuracy. Beside
+it, the mean lexical support (``rag_ablation.evaluation.scoring.grounding``: the share of an
+answer's content words found in the passages its prompt showed) over the answerable questions
+whose answer has one, with a bootstrap interval as the retrieval measures' (``stats.cluster``
+included), and how many answered answerable questions have none (``n_undefined``: refusals,
+answers without content words, unknown passages). It measures wording taken from the passages,
+not support: no threshold, no verdict.
 
 :func:`analyze` runs all of it for the configs named in params (in params order; a config
 without rows is unavailable and carries no numbers), comparing each with the baseline
@@ -62,6 +68,9 @@ from rag_ablation.evaluation.statistics.inference import (
 
 ANSWER_PROXY = "contains_reference"
 """The judge-free answer measure reported with a Wilson interval."""
+
+LEXICAL_SUPPORT = "lexical_support"
+"""The per-answer lexical support column, reported as a mean with a bootstrap interval."""
 
 
 # --------------------------------------------------------------------------- results
@@ -109,10 +118,14 @@ class SubsampleResult:
 class AnswerResult:
     """A config's judge-free answer proxy: the share of answerable questions whose answer
     contains the reference, with a Wilson interval (``interval.n`` is the number answered).
-    ``interval`` is None when the config has no answer rows for answerable questions."""
+    ``interval`` is None when the config has no answer rows for answerable questions.
+    ``support``: the mean lexical support with its bootstrap interval over the answerable rows
+    that have one (None when none has), and ``support_undefined`` the answerable rows without."""
 
     config: str
     interval: Interval | None
+    support: Interval | None = None
+    support_undefined: int = 0
 
 
 @dataclass(frozen=True)
@@ -201,13 +214,28 @@ def subsample_gains(baseline_rows: Sequence[Row], others: Mapping[str, Sequence[
 # --------------------------------------------------------------------------- answers
 
 
-def answer_accuracy(config: str, rows: Sequence[Row] | None, *, confidence: float) -> AnswerResult:
+def answer_accuracy(config: str, rows: Sequence[Row] | None, *, settings: StatsConfig) -> AnswerResult:
     """Share of answerable questions whose answer contains the reference (a judge-free proxy),
-    with its Wilson interval; ``interval`` None when there is no such row."""
-    values = [r[ANSWER_PROXY] for r in answerable(rows or []) if r.get(ANSWER_PROXY) is not None]
+    with its Wilson interval; ``interval`` None when there is no such row. With it, the mean
+    lexical support (:func:`lexical_support_interval`)."""
+    scored = answerable(rows or [])
+    values = [r[ANSWER_PROXY] for r in scored if r.get(ANSWER_PROXY) is not None]
     if not values:
         return AnswerResult(config, None)
-    return AnswerResult(config, stats.wilson_interval(int(sum(values)), len(values), confidence=confidence))
+    support, undefined = lexical_support_interval(scored, settings)
+    return AnswerResult(config, stats.wilson_interval(int(sum(values)), len(values), confidence=settings.confidence),
+                        support, undefined)
+
+
+def lexical_support_interval(rows: Sequence[Row], settings: StatsConfig) -> tuple[Interval | None, int]:
+    """(the mean lexical support over ``rows`` that have one, with its bootstrap interval, None
+    when none has; how many ``rows`` have none)."""
+    defined = [r for r in rows if r.get(LEXICAL_SUPPORT) is not None]
+    if not defined:
+        return None, len(rows)
+    values = column_values(defined, LEXICAL_SUPPORT)
+    interval = stats.bootstrap_mean_ci(values, clusters=cluster_labels(defined, settings), **bootstrap_options(settings))
+    return interval, len(rows) - len(defined)
 
 
 # -------------------------------------------------------------------------- the whole
@@ -239,7 +267,7 @@ def analyze(retrieval_rows: Iterable[Row], answer_rows: Iterable[Row], *, config
                                          measure=settings.measure, settings=settings) for name in others])
         compared = {c.new: retrieval[c.new] for c in comparisons if c.n}
         subsampled = subsample_gains(base_rows, compared, baseline=baseline, settings=settings)
-    proxies = tuple(answer_accuracy(name, answers.get(name), confidence=settings.confidence) for name in answered)
+    proxies = tuple(answer_accuracy(name, answers.get(name), settings=settings) for name in answered)
     return StatsResult(settings, baseline, results, tuple(comparisons), subsampled, proxies)
 
 
@@ -341,6 +369,9 @@ def to_metrics(result: StatsResult) -> dict[str, Any]:
         iv = answer.interval
         entry["answers"] = {"available": 0} if iv is None else {
             "available": 1, ANSWER_PROXY: {**interval_dict(iv, METRICS_INTERVAL, number=rounded), "n": iv.n}}
+        if iv is not None and answer.support is not None:
+            entry["answers"][LEXICAL_SUPPORT] = {**interval_dict(answer.support, METRICS_INTERVAL, number=rounded),
+                                                 "n": answer.support.n, "n_undefined": answer.support_undefined}
     return out
 
 

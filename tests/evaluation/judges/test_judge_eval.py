@@ -396,6 +396,30 @@ def test_answered_configs_are_compared_on_every_answer_by_token_f1_and_the_prima
     assert "- token F1, `hybrid` better: " + ", ".join(f"`q{k:02d}`" for k in range(24)) + "; worse: none" in text
 
 
+def test_lexical_support_is_compared_beside_token_f1_when_answers_have_it():
+    """The same fixture with lexical support 0.5 on dense's answers and 0.75 on hybrid's, except
+    q00 of dense (a refusal: none): compared on the 23 questions where both have one, between
+    token F1 and the judge's score, and the report says where it is undefined and what it is not."""
+    answer_rows, retrieval_rows, judgments, grades = two_config_fixture()
+    for r in answer_rows:
+        r["lexical_support"] = None if (r["config"], r["id"]) == ("dense", "q00") else (
+            0.5 if r["config"] == "dense" else 0.75)
+    _, detail, _, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                                  checks=None, grades=grades, judges=["llm", "contains"], settings=SETTINGS,
+                                  threshold_folds=4)
+    mc = detail["measure_comparison"]
+    assert mc["order"] == ["token_f1", "lexical_support", "llm_score"]
+    support = mc["measures"]["lexical_support"]
+    assert support["undefined"] == {"dense": 1, "hybrid": 0}
+    hybrid = support["configs"]["hybrid"]
+    assert (hybrid["n"], hybrid["only_config"], hybrid["lexical_support"]["delta"]) == (23, 1, 0.25)
+    text = render_answers(detail, configs=["dense", "hybrid"], judges=["llm", "contains"], confidence=0.95)
+    assert "| lexical support | `hybrid` | 23 | 0.500 / 0.750 | " in text
+    assert ("lexical support is compared on the questions where both answers have one (`dense`: 1 answerable "
+            "answer(s) without, `hybrid`: 0 answerable answer(s) without") in text
+    assert "not calibrated against hand grades" in text
+
+
 def test_ppi_says_why_it_does_not_run():
     from rag_ablation.evaluation.judges.judge_eval import no_ppi_reason
     assert no_ppi_reason(80, 0) == "every answer is hand-graded: the judge has nothing to add"

@@ -77,6 +77,24 @@ def test_subsampling_and_answers_sections_show_their_sample_sizes():
     answers = section(text, "## Answers (judge-free proxy)")
     assert "judge" in answers and table_row(answers, "`dense`").endswith(" | 20 |")
     assert "| `hybrid` | unavailable |" in answers
+    assert "lexical support" not in answers  # no answer row has one: no column of empty cells
+
+
+def test_the_answers_table_shows_lexical_support_only_when_an_answered_config_has_it():
+    """dense: 20 answers, 18 with lexical support (0.5 each), 2 without; hybrid has no answers:
+    its row leaves the support cells empty."""
+    rows = [r for name, hits in (("dense", DENSE), ("hybrid", HYBRID))
+            for r in config_rows(name, hits_to_ranks(hits), slices=SLICES, unanswerable=2)]
+    answers = [{**answer_row("dense", f"q{i}", int(i < 7)), "lexical_support": None if i < 2 else 0.5}
+               for i in range(20)]
+    m = to_metrics(analyze(rows, answers, configs=CONFIGS, answered=["dense", "hybrid"], settings=SETTINGS))
+    part = section(render(m, configs=CONFIGS, answered=["dense", "hybrid"], settings=SETTINGS),
+                   "## Answers (judge-free proxy)")
+    assert "| config | contains reference | 95% Wilson interval | n | lexical support | 95% bootstrap interval " \
+           "| n (without) |" in part
+    assert table_row(part, "`dense`").endswith(" | 20 | 0.500 | 0.500 to 0.500 | 18 (2 without) |")
+    assert "| `hybrid` | unavailable |  |  |  |  |  |" in part
+    assert "not calibrated against hand grades" in part and "faithful" not in part
 
 
 def test_the_subsampling_table_words_a_loss_as_a_loss():

@@ -46,6 +46,16 @@ def test_answer_proxy_needs_an_available_answers_block():
     assert [mv.answer_proxy(STATS, c) for c in ("noisy", "hybrid", "missing")] == [None, None, None]
 
 
+def test_lexical_support_needs_an_available_answers_block_that_has_it():
+    support = {"value": 0.8, "ci_low": 0.7, "ci_high": 0.9, "n": 18, "n_undefined": 2}
+    stats = {"dense": {"available": 1, "answers": {"available": 1, "contains_reference": {"value": 0.5, "n": 20},
+                                                   "lexical_support": support}},
+             "hybrid": {"available": 1, "answers": {"available": 0, "lexical_support": support}}}
+    assert mv.lexical_support(stats, "dense") == support
+    assert [mv.lexical_support(s, c) for s, c in ((stats, "hybrid"), (stats, "missing"), (STATS, "dense"))] == [
+        None, None, None]
+
+
 HAND = {"estimate": 0.5, "low": 0.3, "high": 0.7, "n": 10}
 DETAIL = {
     "configs": {"dense": {"status": "ok", "accuracy": {"hand": HAND},

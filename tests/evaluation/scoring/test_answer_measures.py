@@ -29,3 +29,15 @@ def test_answer_scores_per_question_then_means():
     assert answer_measures(rows) == {"n_answers": 3, "refusal_rate": 0.5, "contains_reference": 0.5,
                                      "token_f1": pytest.approx((1.0 + 0.0) / 2), "unanswerable_refusal_rate": 1.0}
     assert answer_measures([]) == {"n_answers": 0}
+
+
+def test_lexical_support_is_averaged_over_the_answers_that_have_one():
+    """Two answerable answers with support 1 and 1/3, one refusal without (not counted as 0);
+    no answer with one: no ``lexical_support`` key at all."""
+    a = {**answer_scores("02:30 UTC", "02:30 UTC", answerable=True, phrases=PHRASES), "lexical_support": 1.0}
+    c = {**answer_scores("It runs at noon.", "02:30 UTC", answerable=True, phrases=PHRASES), "lexical_support": 1 / 3}
+    b = {**answer_scores("The passages don't say.", "x", answerable=True, phrases=PHRASES), "lexical_support": None}
+    out = answer_measures([{**r, "answerable": 1} for r in (a, b, c)])
+    assert (out["lexical_support"], out["n_lexical_support"]) == (round((1.0 + 1 / 3) / 2, 6), 2)
+    no_support = answer_measures([{**b, "answerable": 1}, {**a, "answerable": 1, "lexical_support": None}])
+    assert "lexical_support" not in no_support and "n_lexical_support" not in no_support

@@ -1,6 +1,8 @@
 """Per-question scores: rankings joined with labels, answers with references, CSV round trip."""
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from rag_ablation.core.config import OUTPUT_DECIMALS, SCORE_DIGITS
@@ -72,13 +74,32 @@ def test_answer_rows_say_whether_a_relevant_passage_was_in_the_prompt():
     answers = [{"id": "a", "answer": "ref", "passages": ["c0", "c1"]},
                {"id": "b", "answer": "the passages don't say", "passages": ["c0", "c1"]},
                {"id": "u", "answer": "no information here", "passages": ["c0"]}]
-    rows = score_answers("dense", answers, RELEVANT, QUESTIONS, phrases=["don't say", "no information"])
+    rows = score_answers("dense", answers, RELEVANT, QUESTIONS, phrases=["don't say", "no information"],
+                         texts={"c0": "The ref is here.", "c1": "Nothing else."})
     assert [r["id"] for r in rows] == ["a", "b", "u"], "only answered questions, in question order"
     a, b, u = rows
     assert (a["relevant_in_prompt"], a["contains_reference"], a["token_f1"], a["refusal"]) == (1, 1, 1.0, 0)
     assert (b["relevant_in_prompt"], b["refusal"]) == (0, 1)
     assert u["relevant_in_prompt"] is None and u["refusal"] == 1 and u["token_f1"] is None
     assert parse_scores(to_csv(rows, ANSWER_FIELDS))[2]["token_f1"] is None
+
+
+def test_answer_rows_carry_lexical_support_and_count_why_it_is_undefined():
+    """``lexical_support`` is the last answer column; a (its one content word "ref" in c0) has 1,
+    the refusal b and the unanswerable u none; passages without text are counted, not skipped."""
+    assert ANSWER_FIELDS[-1] == "lexical_support"
+    answers = [{"id": "a", "answer": "ref", "passages": ["c0", "c1"]},
+               {"id": "b", "answer": "the passages don't say", "passages": ["c0"]},
+               {"id": "c", "answer": "ref", "passages": ["c0", "gone"]},
+               {"id": "u", "answer": "ref", "passages": ["c0"]}]
+    undefined: Counter[str] = Counter()
+    rows = score_answers("dense", answers, RELEVANT, QUESTIONS, phrases=["don't say"],
+                         texts={"c0": "The ref is here.", "c1": "Nothing else."}, undefined=undefined)
+    assert [r["lexical_support"] for r in rows] == [1.0, None, None, None]
+    assert undefined == {"refusal": 1, "passage text missing": 1, "unanswerable": 1}
+    back = parse_scores(to_csv(rows, ANSWER_FIELDS))
+    assert [r["lexical_support"] for r in back] == [1.0, None, None, None]
+    assert to_csv(rows, ANSWER_FIELDS).splitlines()[2].endswith(",0,")  # b: relevant_in_prompt 0, then an empty cell
 
 
 @pytest.mark.bad_input

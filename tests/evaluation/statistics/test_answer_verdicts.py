@@ -43,6 +43,32 @@ def test_the_measures_are_token_f1_then_the_primary_judges_score():
     assert verdict_measures("contains") == ("token_f1", "contains_reference")
     with pytest.raises(KeyError, match="known judges: " + ", ".join(SCORE_COLUMNS)):
         verdict_measures("gpt-judge")
+    assert verdict_measures("llm", lexical_support=True) == ("token_f1", "lexical_support", "llm_score")
+    assert verdict_measures(None, lexical_support=True) == ("token_f1", "lexical_support")
+
+
+def test_lexical_support_is_compared_on_the_questions_where_both_answers_have_one():
+    """Lexical support is undefined for q0 in dense and q1 in hybrid (refusals): the other ten
+    questions are paired, the two are on one side each and counted per config, and the measure is
+    not unavailable (as token F1 would be with an empty cell)."""
+    base_support = [None, 0.5, 0.4, 0.6, 0.5, 0.3, 0.2, 0.5, 0.4, 0.6, 0.5, 0.3]
+    new_support = [0.9, None, 0.8, 0.9, 0.7, 0.8, 0.6, 0.9, 0.8, 0.7, 0.9, 0.8]
+    data = [{**r, "lexical_support": None if r["id"] == "u0" else support[int(r["id"][1:])]}
+            for config, f1, hit, support in (("dense", BASE_F1, BASE_HIT, base_support),
+                                              ("hybrid", NEW_F1, NEW_HIT, new_support))
+            for r in rows(config, f1, hit)]
+    out = measure_comparison(data, ["dense", "hybrid"], measures=["token_f1", "lexical_support"], settings=SETTINGS)
+    m = out["measures"]["lexical_support"]
+    assert (m["status"], m["label"], m["test"], m["undefined"]) == ("ok", "lexical support", "sign-flip",
+                                                                     {"dense": 1, "hybrid": 1})
+    e = m["configs"]["hybrid"]
+    both = [i for i in range(12) if base_support[i] is not None and new_support[i] is not None]
+    before = np.array([base_support[i] for i in both])
+    after = np.array([new_support[i] for i in both])
+    assert (e["n"], e["only_config"], e["only_baseline"]) == (10, 1, 1)
+    assert e["baseline_mean"] == round(before.mean(), 4) and e["mean"] == round(after.mean(), 4)
+    assert e["lexical_support"]["delta"] == round((after - before).mean(), 4)
+    assert out["measures"]["token_f1"]["configs"]["hybrid"]["n"] == 12  # token F1 still pairs every question
 
 
 def test_token_f1_is_compared_with_the_sign_flip_test_over_every_answered_question():

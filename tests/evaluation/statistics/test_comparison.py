@@ -219,6 +219,25 @@ def test_answer_proxy_is_a_wilson_interval_over_answerable_questions():
     assert hybrid.config == "hybrid" and hybrid.interval is None
 
 
+def test_lexical_support_is_a_bootstrap_mean_over_the_answers_that_have_one():
+    """dense's five answerable answers: four with lexical support, one refusal without (counted
+    in ``n_undefined``, never as 0); the unanswerable row is left out. Rows without the column
+    (``answer_row``) give no ``lexical_support`` key."""
+    support = [1.0, None, 0.5, 0.75, 0.25]
+    answers = [{**answer_row("dense", f"q{i}", 1), "lexical_support": v} for i, v in enumerate(support)]
+    answers.append({**answer_row("dense", "u0", None, answerable=False), "lexical_support": None})
+    out = analyze(fixture_rows(), answers, configs=["dense"], answered=["dense"], settings=SETTINGS)
+    (dense,) = out.answers
+    expected = stats.bootstrap_mean_ci([1.0, 0.5, 0.75, 0.25], n_resamples=SETTINGS.resamples, seed=SETTINGS.seed,
+                                       method=SETTINGS.method, confidence=SETTINGS.confidence)
+    assert dense.support == expected and dense.support.estimate == pytest.approx(2.5 / 4)
+    assert dense.support_undefined == 1
+    m = to_metrics(out)["dense"]["answers"]["lexical_support"]
+    assert (m["value"], m["n"], m["n_undefined"]) == (rounded(2.5 / 4), 4, 1)
+    assert (m["ci_low"], m["ci_high"]) == (rounded(expected.low), rounded(expected.high))
+    assert "lexical_support" not in to_metrics(result())["dense"]["answers"]
+
+
 # --------------------------------------------------------------------------- metrics
 
 
