@@ -11,8 +11,6 @@ from __future__ import annotations
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
 
 import argparse
-import dataclasses
-import functools
 import sys
 from pathlib import Path
 
@@ -20,8 +18,8 @@ from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.data.questions import Question
-from rag_ablation.retrieval.embeddings import cache_name, encode, make_engine, open_backend
-from rag_ablation.retrieval.query_vectors import embed_transform, embedding_times, unavailable, write_vectors
+from rag_ablation.retrieval.query_vectors import (embed_transform, embedding_times, query_embedder, unavailable,
+                                                  write_vectors)
 
 
 def main() -> None:
@@ -44,12 +42,7 @@ def main() -> None:
     queries = transformed["queries"]
     ids = [q.id for q in questions]
     texts = [queries.get(q.id, q.question) for q in questions]
-    emb = params.embedding
-    load = functools.cache(lambda: open_backend(emb))
-    # queries never go to Ray (a few batches); a served backend's engine sends them concurrently
-    engine = make_engine(dataclasses.replace(emb, engine="local"))
-    qv, seconds = embed_transform(ids, texts, model_name=cache_name(emb), load=load, batch_size=emb.batch_size,
-                                  embed_one=lambda model, text: encode(model, [text])[0], engine=engine)
+    qv, seconds = embed_transform(ids, texts, embedder=query_embedder(params.embedding))
     write_vectors(args.out, qv)
     write_json(args.latency, embedding_times(seconds, len(questions)))
     print(f"query_vectors@{args.name}: {len(ids)} question(s) embedded, {len(seconds)} timed one at a time",

@@ -51,29 +51,27 @@ def main() -> None:
            "status": "ok", "reason": None, "questions": [], "passages": {}}
 
     transformed = read_json(args.queries)
+    embed_seconds = None
     left_out = params.left_out(cfg.name)
     if left_out is not None:  # run_configs names other configs: no index of its own was built
         r, status, reason = None, "unavailable", left_out
     elif transformed.get("status", "ok") != "ok":  # its query transform could not run (no LLM)
         r, status, reason = None, "unavailable", transformed["reason"]
     else:
+        stored = None  # a dense config: its transform's vectors, and the embedding times charged to it
+        if cfg.uses_dense:
+            stored = read_vectors(args.query_vectors).lookup([q.id for q in questions],
+                                                             model=cache_name(params.embedding))
+            embed_seconds = charged_times(read_json(args.query_times))
         r, status, reason = open_retrievers(cfg, chunks=load_chunks(args.chunks), dense_dir=args.dense,
                                             bm25_path=args.bm25, embedding=params.embedding, bm25=params.bm25,
-                                            faiss=params.faiss)
+                                            faiss=params.faiss, stored_vectors=stored)
     out.update(status=status, reason=reason)
     if r is None:
         runner.write_unavailable(out, out=args.out, latency=args.latency, no_work=step_latency([]),
                                  label=f"retrieve@{cfg.name}")
         return
     queries = transformed["queries"]
-    embed_seconds = None
-    if cfg.uses_dense:  # the vectors and embedding times of its transform: no model loaded here
-        qv = read_vectors(args.query_vectors)
-        ids = [q.id for q in questions]
-        model = cache_name(params.embedding)
-        r.embed_query = None
-        r.embed_many = lambda texts: qv.for_texts(ids, texts, model=model)
-        embed_seconds = charged_times(read_json(args.query_times))
     records, times = run_config(cfg, questions, r, queries=queries, embed_seconds=embed_seconds,
                                 progress=lambda it: tqdm(it, desc=f"retrieve@{cfg.name}", file=sys.stderr))
     out["questions"] = records

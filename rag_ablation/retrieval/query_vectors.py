@@ -26,6 +26,8 @@ empty ``(0, 0)`` array and no times.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +38,9 @@ import numpy as np
 
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import read_json, replaced_folder, write_json
-from rag_ablation.retrieval.embeddings import EmbeddingCache, Engine, embed_cached, text_key
+from rag_ablation.core.config import EmbeddingConfig
+from rag_ablation.retrieval.embeddings import (EmbeddingCache, Engine, cache_name, embed_cached, encode, make_engine,
+                                               open_backend, text_key)
 from rag_ablation.support.latency_rule import TIMED_RUNS, WARM, timed
 from rag_ablation.support.timing import percentiles_ms
 
@@ -74,8 +78,35 @@ class QueryVectors:
                 raise UserError(f"question {qid!r} {what} in the query vectors: they are stale; run `dvc repro` "
                                 "(it reruns query_vectors@TRANSFORM)")
             out.append(i)
-        return self.vectors[out] if out else np.zeros((0, self.vectors.shape[1] if self.vectors.ndim == 2 else 0),
-                                                       dtype=np.float32)
+        return self.vectors[np.asarray(out, dtype=np.intp)]
+
+    def lookup(self, ids: Sequence[str], *, model: str) -> Callable[[Sequence[str]], np.ndarray]:
+        """``Retrievers.embed_many`` for questions ``ids``: maps the texts they are searched with
+        to their stored rows (:meth:`for_texts`)."""
+        return lambda texts: self.for_texts(ids, texts, model=model)
+
+
+@dataclass(frozen=True)
+class QueryEmbedder:
+    """How an embedding config embeds query texts: ``load`` gives the model (loaded once, on
+    first call), ``one`` embeds one text, ``many`` embeds texts through the embedding cache in
+    batches (:func:`embed_queries`; queries never go to Ray, a few batches, while a served
+    backend's engine sends them concurrently), ``model_name`` is ``embeddings.cache_name``."""
+
+    load: Callable[[], Any]
+    one: Callable[[str], np.ndarray]
+    many: Callable[[Sequence[str]], np.ndarray]
+    model_name: str
+
+
+def query_embedder(embedding: EmbeddingConfig) -> QueryEmbedder:
+    """The :class:`QueryEmbedder` of ``embedding``; nothing is loaded until a call needs it."""
+    load = functools.cache(lambda: open_backend(embedding))
+    engine = make_engine(dataclasses.replace(embedding, engine="local"))
+    name = cache_name(embedding)
+    return QueryEmbedder(load=load, one=lambda text: encode(load(), [text])[0], model_name=name,
+                         many=lambda texts: embed_queries(texts, model_name=name, load=load,
+                                                          batch_size=embedding.batch_size, engine=engine))
 
 
 def embed_queries(texts: Sequence[str], *, model_name: str, load: Callable[[], Any], batch_size: int,
@@ -101,25 +132,20 @@ def unavailable(reason: str) -> QueryVectors:
                         status="unavailable", reason=reason)
 
 
-def embed_transform(ids: Sequence[str], texts: Sequence[str], *, model_name: str, load: Callable[[], Any],
-                    batch_size: int, embed_one: Callable[[Any, str], np.ndarray], engine: Engine | None = None,
-                    cache: EmbeddingCache | None = None,
+def embed_transform(ids: Sequence[str], texts: Sequence[str], *, embedder: QueryEmbedder,
                     clock: Callable[[], float] = time.perf_counter) -> tuple[QueryVectors, dict[str, float]]:
-    """The vectors of ``texts`` (question ``ids[i]`` searches with ``texts[i]``) through the
-    embedding cache, and the warm single-text embedding seconds of each timed question by id
-    (module docstring). ``embed_one(model, text)`` embeds one text with the model ``load()``
-    returns; ``engine`` runs the batches (``embeddings.make_engine``; None: one after another
-    here); ``cache`` is the embedding cache (None: the project's). The first text is embedded
-    once untimed before any timing, and each timed question's time is the shortest of
-    ``TIMED_RUNS`` runs. No texts: no vectors, no times."""
+    """The vectors of ``texts`` (question ``ids[i]`` searches with ``texts[i]``) through
+    ``embedder.many`` (batched, the embedding cache), and the warm single-text embedding seconds
+    of each timed question by id through ``embedder.one`` (module docstring): the first text is
+    embedded once untimed before any timing (it loads the model), and each timed question's time
+    is the shortest of ``TIMED_RUNS`` runs. No texts: no vectors, no times, nothing loaded."""
     if len(ids) != len(texts):
         raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
     if not texts:
-        return QueryVectors(ids=[], text_keys=[], vectors=np.zeros((0, 0), dtype=np.float32), model=model_name), {}
-    vectors = embed_queries(texts, model_name=model_name, load=load, batch_size=batch_size, engine=engine,
-                            cache=cache)
-    model = load()
-    embed_one(model, texts[0])  # warm-up, untimed: the model's first call
+        return QueryVectors(ids=[], text_keys=[], vectors=np.zeros((0, 0), dtype=np.float32),
+                            model=embedder.model_name), {}
+    vectors = embedder.many(texts)
+    embedder.one(texts[0])  # warm-up, untimed: loads the model, its first call
     seconds: dict[str, float] = {}
     for n, (qid, text) in enumerate(zip(ids, texts)):
         if not timed(n, len(texts)):
@@ -127,11 +153,11 @@ def embed_transform(ids: Sequence[str], texts: Sequence[str], *, model_name: str
         best = float("inf")
         for _ in range(TIMED_RUNS):
             t0 = clock()
-            embed_one(model, text)
+            embedder.one(text)
             best = min(best, clock() - t0)
         seconds[qid] = best
     return QueryVectors(ids=list(ids), text_keys=[text_key(t) for t in texts], vectors=vectors,
-                        model=model_name), seconds
+                        model=embedder.model_name), seconds
 
 
 def write_vectors(folder: Path, qv: QueryVectors) -> None:

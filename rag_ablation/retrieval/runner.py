@@ -34,8 +34,6 @@ search.
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,12 +45,11 @@ from rag_ablation.data.chunks import Chunk
 from rag_ablation.core.config import (DEFAULT_FUSION, Bm25Config, EmbeddingConfig, FaissConfig, RetrievalConfig,
                                      field_defaults)
 from rag_ablation.retrieval.bm25 import Scorer, open_bm25, top_k
-from rag_ablation.retrieval.embeddings import cache_name, encode, make_engine, open_backend
 from rag_ablation.retrieval.faiss_index import set_search_params
 from rag_ablation.retrieval.fusion import fuse
 from rag_ablation.retrieval.indexes import load_dense, search_dense
 from rag_ablation.retrieval.plan import check_built
-from rag_ablation.retrieval.query_vectors import embed_queries
+from rag_ablation.retrieval.query_vectors import query_embedder
 from rag_ablation.retrieval.rerank import Reranker, RerankerUnavailable, load_reranker
 from rag_ablation.data.text import get_tokenizer
 from rag_ablation.support.latency_rule import TIMED_RUNS, WARM, timed
@@ -63,7 +60,7 @@ STEPS = ("query_embed", "faiss_search", "bm25_search", "fusion", "rerank")
 @dataclass
 class Retrievers:
     """What a config may need, already loaded. ``embed_many`` maps query texts to normalized
-    vectors, one row each (batched and cached, :func:`embed_queries`); ``embed_query`` maps one
+    vectors, one row each (batched and cached, ``query_vectors.embed_queries``); ``embed_query`` maps one
     text (used when there is no ``embed_many``); ``chunk_text`` gives the indexed text of a chunk
     id (for the reranker)."""
 
@@ -87,10 +84,14 @@ def open_retrievers(
     embedding: EmbeddingConfig,
     bm25: Bm25Config,
     faiss: FaissConfig | None = None,
+    stored_vectors: Callable[[Sequence[str]], np.ndarray] | None = None,
 ) -> tuple[Retrievers | None, str, str | None]:
     """Load only what ``cfg`` uses: the FAISS index with ``faiss``'s search-time settings
     (nprobe, ef_search; None: the defaults of ``FaissConfig``) set on it and the embedding model (dense, hybrid), the BM25 scorer
     (bm25, hybrid: rebuilt from its stored tokens, or memory-mapped with ``bm25.mmap``), the reranker (rerank).
+    Given ``stored_vectors`` (``QueryVectors.lookup``: the query vectors ``query_vectors@TRANSFORM``
+    stored), a dense config searches with those and gets no query embedder (nothing to time it
+    with: its times are charged, ``run_config``'s ``embed_seconds``).
 
     Returns (retrievers, status, reason). Status ``ok``; ``unavailable`` when the reranker
     cannot be loaded (retrievers None, reason says why and how to fix it); ``placeholder``
@@ -112,12 +113,11 @@ def open_retrievers(
         check_built(dense_dir, kind="dense", config=cfg.name)
         r.dense_index, r.dense_ids, _ = load_dense(dense_dir)
         set_search_params(r.dense_index, faiss or FaissConfig())
-        load = functools.cache(lambda: open_backend(embedding))  # loaded once, if needed
-        r.embed_query = lambda text: encode(load(), [text])[0]
-        # queries never go to Ray (a few batches); a served backend's engine sends them concurrently
-        engine = make_engine(dataclasses.replace(embedding, engine="local"))
-        r.embed_many = lambda texts: embed_queries(texts, model_name=cache_name(embedding), load=load,
-                                                   batch_size=embedding.batch_size, engine=engine)
+        if stored_vectors is not None:  # the transform's stored vectors: no model here
+            r.embed_many = stored_vectors
+        else:
+            embedder = query_embedder(embedding)
+            r.embed_query, r.embed_many = embedder.one, embedder.many
     if cfg.uses_bm25:
         check_built(bm25_path, kind="bm25", config=cfg.name)
         r.bm25, r.bm25_ids = open_bm25(bm25_path, bm25)

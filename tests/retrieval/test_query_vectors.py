@@ -7,7 +7,7 @@ import pytest
 
 from rag_ablation.core.errors import UserError
 from rag_ablation.retrieval.embeddings import EmbeddingCache, text_key
-from rag_ablation.retrieval.query_vectors import (QueryVectors, charged_times, embed_queries, embed_transform,
+from rag_ablation.retrieval.query_vectors import (QueryEmbedder, QueryVectors, charged_times, embed_queries, embed_transform,
                                                   embedding_times, read_vectors, unavailable, write_vectors)
 from rag_ablation.support.latency_rule import TIMED_RUNS, WARM
 
@@ -22,14 +22,19 @@ class Clock:
         return self.now
 
 
-def fake_model(durations: dict[str, list[float]], clock: Clock, calls: list[str]):
-    """``embed_one`` for a fake model: each call on ``text`` takes the next of ``durations[text]``
-    seconds on ``clock`` and returns a vector."""
-    def embed_one(model, text):
+def fake_embedder(durations: dict[str, list[float]], clock: Clock, calls: list[str], cache: EmbeddingCache,
+                  loads: list[int]) -> QueryEmbedder:
+    """A query embedder whose model is fake: each single-text call on ``text`` takes the next of
+    ``durations[text]`` seconds on ``clock``; batches go through ``cache`` (a model is loaded
+    only for texts the cache lacks)."""
+    def one(text):
         calls.append(text)
+        loads.append(1)
         clock.now += durations[text].pop(0) if durations.get(text) else 0.0
         return np.ones(3, dtype=np.float32)
-    return embed_one
+    return QueryEmbedder(load=lambda: "model", one=one, model_name="m",
+                         many=lambda texts: embed_queries(texts, model_name="m", load=lambda: "model",
+                                                          batch_size=2, cache=cache))
 
 
 def test_each_timed_question_keeps_its_shortest_warm_run(tmp_path):
@@ -37,24 +42,24 @@ def test_each_timed_question_keeps_its_shortest_warm_run(tmp_path):
     ``TIMED_RUNS`` times; its time is the shortest run."""
     clock, calls = Clock(), []
     durations = {"a text": [0.5, 0.010, 0.012], "b text": [0.030, 0.020]}
-    load_calls = []
+    loads: list[int] = []
     cache = EmbeddingCache(tmp_path / "e.sqlite")
     cache.put_many("m", {text_key("a text"): np.ones(3), text_key("b text"): np.zeros(3)})
-    qv, seconds = embed_transform(["a", "b"], ["a text", "b text"], model_name="m",
-                                  load=lambda: load_calls.append(1) or "model", batch_size=2,
-                                  embed_one=fake_model(durations, clock, calls), cache=cache, clock=clock)
+    qv, seconds = embed_transform(["a", "b"], ["a text", "b text"],
+                                  embedder=fake_embedder(durations, clock, calls, cache, loads), clock=clock)
     cache.close()
     assert TIMED_RUNS == 2
     assert calls == ["a text", "a text", "a text", "b text", "b text"]  # warm-up, then two runs each
     assert seconds == pytest.approx({"a": 0.010, "b": 0.020})
     assert qv.ids == ["a", "b"] and qv.text_keys == [text_key("a text"), text_key("b text")]
     np.testing.assert_array_equal(qv.vectors, [[1, 1, 1], [0, 0, 0]])  # the cache's vectors, not the timed ones
-    assert load_calls  # the model is loaded for the timing even when the cache held every vector
+    assert loads  # the model is used for the timing even when the cache held every vector
 
 
 def test_no_questions_no_vectors_no_times():
-    qv, seconds = embed_transform([], [], model_name="m", load=lambda: pytest.fail("no model needed"),
-                                  batch_size=2, embed_one=lambda m, t: pytest.fail("nothing to embed"))
+    never = QueryEmbedder(load=lambda: pytest.fail("no model needed"), one=lambda t: pytest.fail("nothing to embed"),
+                          many=lambda ts: pytest.fail("nothing to embed"), model_name="m")
+    qv, seconds = embed_transform([], [], embedder=never)
     assert seconds == {} and qv.vectors.shape == (0, 0)
     assert embedding_times({}, 0) == {"n_questions": 0}
 
@@ -69,6 +74,8 @@ def test_the_folder_round_trips_and_is_the_same_bytes_every_time(tmp_path):
     back = read_vectors(tmp_path / "v1")
     assert back.ids == qv.ids and back.model == "m" and back.status == "ok"
     np.testing.assert_array_equal(back.for_texts(["b", "a"], ["y", "x"], model="m"), qv.vectors[[1, 0]])
+    assert back.for_texts([], [], model="m").shape == (0, 2)
+    np.testing.assert_array_equal(back.lookup(["a"], model="m")(["x"]), qv.vectors[[0]])
     write_vectors(tmp_path / "u", unavailable("query transform 'hyde' (hyde) needs an LLM"))
     assert read_vectors(tmp_path / "u").status == "unavailable"
 
