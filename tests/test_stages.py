@@ -168,9 +168,14 @@ def test_dense_configs_are_charged_the_embedding_time_measured_once_per_transfor
     loads no embedding model: its peak memory stays far below the stage that loaded MiniLM."""
     times = load(built / "metrics/latency/query_embed_none.json")
     assert times["n_timed"] == times["n_questions"] == len(times["seconds"]) and times["timing"] == "warm"
+    from rag_ablation.support.timing import percentiles_ms
+    # the configs are charged the seconds as stored (6 decimals), so their percentiles are those of
+    # the stored seconds exactly; the stage's own were computed before storing and may differ in the
+    # third decimal of a millisecond by rounding
+    stored = percentiles_ms(list(times["seconds"].values()))
+    assert stored == pytest.approx(times["query_embed"], abs=1.5e-3)
     for name in ("dense", "hybrid"):
-        charged = load(built / f"metrics/latency/{name}.json")["query_embed"]  # from the seconds as stored (6 decimals)
-        assert charged == pytest.approx(times["query_embed"], abs=1e-3), name
+        assert load(built / f"metrics/latency/{name}.json")["query_embed"] == stored, name
     index = load(built / "build/query_vectors/none/index.json")
     assert index["status"] == "ok" and index["model"] == "all-MiniLM-L6-v2" and len(index["ids"]) == times["n_questions"]
     # torch and sentence-transformers made unimportable: the stage must not need them (a peak
