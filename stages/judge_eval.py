@@ -1,6 +1,7 @@
 """Stage `judge_eval`: calibration of every judge against the hand grades, accuracy three ways
-(hand grades, judge, PPI++), canaries, bias, failure tables, the two-by-two and unanswerable
-questions, from the files of judge@, judge_checks and score (rag_ablation.evaluation.judges.judge_eval).
+(hand grades, judge, PPI++), canaries, bias, failure tables, the two-by-two, support
+(groundedness) and unanswerable questions, from the files of judge@, support@, judge_checks and
+score (rag_ablation.evaluation.judges.judge_eval).
 
 Writes the numbers (metrics/judge.json, for `dvc metrics`), the same with question ids, tables
 and reasons (for the report), the per-question verdicts of every judge next to the hand grade
@@ -30,6 +31,7 @@ def main() -> None:
     ap.add_argument("--judgments", type=Path, required=True, help="folder of judge@CONFIG outputs")
     ap.add_argument("--checks", type=Path, required=True, help="the judge_checks output")
     ap.add_argument("--grades", type=Path, required=True)
+    ap.add_argument("--support", type=Path, required=True, help="folder of support@CONFIG outputs (P(SUPPORTED))")
     ap.add_argument("--out", type=Path, required=True, help="metrics (numbers only)")
     ap.add_argument("--detail", type=Path, required=True, help="the same with ids and tables, for the report")
     ap.add_argument("--verdicts", type=Path, required=True, help="per-question verdicts (CSV)")
@@ -41,11 +43,12 @@ def main() -> None:
     judges = list(params.judge.judges)
     judgments = {c: read_output(args.judgments / f"{c}.json", f"judge@{c}") for c in params.generation.configs}
     checks = read_output(args.checks, "judge_checks")
+    support = {c: read_output(args.support / f"{c}.json", f"support@{c}") for c in params.generation.configs}
     metrics, detail, verdict_rows, plot_rows, roc_rows = evaluate(
         answer_rows=read_scores(args.answer_scores), retrieval_rows=read_scores(args.retrieval_scores),
         judgments=judgments, checks=checks, grades=load_grades(args.grades),
         judges=judges, settings=params.stats, threshold_folds=params.judge.threshold_folds,
-        crossfit_seeds=params.judge.crossfit_seeds, refit_resamples=params.judge.refit_resamples)
+        crossfit_seeds=params.judge.crossfit_seeds, refit_resamples=params.judge.refit_resamples, support=support)
     write_json(args.out, metrics)
     write_json(args.detail, detail)
     write_scores(args.verdicts, verdict_rows, verdict_fields(judges))

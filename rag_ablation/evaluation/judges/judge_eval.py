@@ -51,6 +51,13 @@ of several graders' grades of one text, the adjudicated one, else the first grad
   (cross-fitted on graded answers, from the all-grades threshold elsewhere) make the judge's
   failure tables; without any scored judge the primary is the best by fixed-threshold kappa.
   PPI++ per config also runs on each judge's score, and cross-PPI on the combined judge's.
+* Support (``support``, ``rag_ablation.evaluation.judges.support_eval``): the hand support grades
+  (``supported`` positive; ``partly`` and ``not`` negative), lexical support and the answer
+  model's P(SUPPORTED) (``support@CONFIG``, only for the answer text it scored) each calibrated
+  on them (AUC, cross-fitted kappa over fold seeds with its refit interval, the all-grades
+  threshold), the support canaries at that threshold, and per config the supported share (hand
+  grades; hand grades else the primary scorer) and the retrieved-by-correct table with "correct"
+  split into supported and unsupported, for each source of the failure tables.
 * Canaries: per judge and kind, the share accepted, for every judge of ``judge.judges`` and the
   combined judge (``combined_canaries``: its all-grades model on each canary, as on any answer
   without a grade); ``canary_flags`` names every one of them that accepts a canary that must be
@@ -76,10 +83,11 @@ from rag_ablation.evaluation.judges.agreement import agreement, disagreements
 from rag_ablation.evaluation.judges.canaries import canary_rates
 from rag_ablation.evaluation.judges.failures import HAND_GRADES, JUDGE_PREFIX, failure_table, two_by_two
 from rag_ablation.evaluation.judges.grader_agreement import grader_detail
-from rag_ablation.evaluation.judges.grades import Grade, match_hashes
+from rag_ablation.evaluation.judges.grades import Grade, match_hashes, support_of
 from rag_ablation.evaluation.judges.answer_features import ANSWER_FEATURES
 from rag_ablation.evaluation.judges.ppi_check import split_half_check, split_half_scores
 from rag_ablation.evaluation.judges.scored import COMBINED, ScoredJudges, roc_rows, score_judges
+from rag_ablation.evaluation.judges.support_eval import LEXICAL, LLM, config_split, config_support, evaluate_support
 from rag_ablation.evaluation.statistics.inference import (interval_dict, paired_bootstrap_ci, paired_counts,
                                                           sign_test_p, wilson_interval)
 from rag_ablation.evaluation.judges.unanswerable import crag_score, decline_rate, threshold_sweep
@@ -358,9 +366,11 @@ def self_preference(sp: Mapping[str, Any] | None) -> dict[str, Any]:
 def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequence[Mapping[str, Any]],
              judgments: Mapping[str, Mapping[str, Any]], checks: Mapping[str, Any] | None,
              grades: Sequence[Grade], judges: Sequence[str], settings: StatsConfig, threshold_folds: int = 5,
-             crossfit_seeds: int = JudgeConfig.crossfit_seeds, refit_resamples: int = JudgeConfig.refit_resamples
+             crossfit_seeds: int = JudgeConfig.crossfit_seeds, refit_resamples: int = JudgeConfig.refit_resamples,
+             support: Mapping[str, Mapping[str, Any]] | None = None
              ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(metrics, detail, verdict_rows, plot_rows, roc_rows)`` (module docstring)."""
+    """``(metrics, detail, verdict_rows, plot_rows, roc_rows)`` (module docstring). ``support``:
+    the ``support@CONFIG`` outputs by config (None or a missing config: no P(SUPPORTED))."""
     detail: dict[str, Any] = {"configs": {}, "calibration": {}, "canaries": {}, "bias": {}, "grades": {}}
     hashes: dict[tuple[str, str], str] = {}
     judge_verdicts: dict[str, dict[tuple[str, str], bool | None]] = {j: {} for j in judges}
@@ -403,6 +413,12 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
     by_config: dict[str, list[Mapping[str, Any]]] = {}
     for r in answer_rows:
         by_config.setdefault(r["config"], []).append(r)
+    support_levels = support_of(grades, hashes)
+    detail["support"], support_verdict = evaluate_support(
+        levels=support_levels, scores=support_scores(answer_rows, support or {}, hashes),
+        canaries=support_canaries(support or {}), keys=sorted(k for k in hashes if k[0] in available),
+        folds=threshold_folds, seed=settings.seed, resamples=settings.resamples, confidence=settings.confidence,
+        crossfit_seeds=crossfit_seeds, refit_resamples=refit_resamples)
     top_score = {(r["config"], r["id"]): r["top_score"] for r in retrieval_rows}
     answerable_of = {(r["config"], r["id"]): bool(r["answerable"]) for r in retrieval_rows}
     verdict_rows: list[dict[str, Any]] = []
@@ -443,9 +459,13 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
         elif primary is not None:
             sources["judge"] = (f"{JUDGE_PREFIX}{primary} (threshold chosen on the hand grades)",
                                 _rows_with(rows, {i: scored.chosen[primary][(config, i)][1] for i in ids}))
+        entry["support"] = config_support(config, ids, support_levels, support_verdict,
+                                          confidence=settings.confidence)
         for key, (source, srows) in sources.items():
             if not srows:
                 continue
+            entry["support"].setdefault("split", {})[key] = config_split(
+                config, srows, support_verdict, correct_source=source, support_source=detail["support"]["source"])
             entry.setdefault("failures", {})[key] = failure_table(srows).as_dict()
             tbt = two_by_two(srows, source=source)
             entry.setdefault("two_by_two", {})[key] = {**tbt.as_dict(), "markdown": tbt.markdown()}
@@ -502,6 +522,28 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
         detail["bias"]["self_preference"] = self_preference(checks.get("self_preference"))
         detail["canary_flags"] = canary_flags(detail["canaries"])
     return _numbers(detail), detail, verdict_rows, plot_rows, roc_rows(scored.detail)
+
+
+def support_scores(answer_rows: Sequence[Mapping[str, Any]], support: Mapping[str, Mapping[str, Any]],
+                   hashes: Mapping[tuple[str, str], str]) -> dict[str, dict[tuple[str, str], float | None]]:
+    """Each support scorer's score per answer (``support_eval.SCORERS``): lexical support from the
+    answer rows, P(SUPPORTED) from the ``support@CONFIG`` outputs whose status is ok, for the
+    answer text it was given for (its ``answer_sha256`` is the current answer's)."""
+    lexical = {(r["config"], r["id"]): r.get(LEXICAL) for r in answer_rows}
+    llm: dict[tuple[str, str], float | None] = {}
+    for config, out in support.items():
+        if out.get("status") != "ok":
+            continue
+        for a in out["answers"]:
+            if hashes.get((config, a["id"])) == a["answer_sha256"]:
+                llm[(config, a["id"])] = a["p_supported"]
+    return {LEXICAL: lexical, LLM: llm}
+
+
+def support_canaries(support: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The support canaries of every ``support@CONFIG`` output whose status is ok, in config order."""
+    return [dict(c) for config in sorted(support) if support[config].get("status") == "ok"
+            for c in support[config].get("canaries", [])]
 
 
 def verdict_fields(judges: Sequence[str]) -> list[str]:

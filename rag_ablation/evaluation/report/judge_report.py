@@ -4,7 +4,7 @@ Only formats numbers already computed (``rag_ablation.evaluation.judges.judge_ev
 calibration of every judge with intervals and its disagreements, accuracy per config three ways
 (hand grades, each judge alone, PPI++), the answered configs compared (by hand grades, and on
 every answer by token F1 and the primary judge's score), canaries, bias, failure tables, the
-two-by-two and unanswerable questions. A value that could not be computed is shown as ``n/a``
+two-by-two, support (``support_report``) and unanswerable questions. A value that could not be computed is shown as ``n/a``
 with the reason where known; with no hand grade at all, the sections that need one are left out
 and one paragraph says so (:func:`no_grades`, :func:`grades_text`, whose words report.html shows
 too). The file is read through :mod:`rag_ablation.evaluation.report.metrics_view` (which configs
@@ -20,6 +20,7 @@ from typing import Any
 from rag_ablation.core.config import SCORE_DIGITS
 from rag_ablation.evaluation.judges.failures import FAILURE_CATEGORIES
 from rag_ablation.evaluation.report.formatting import num_or_na, p_value, percent, signed, table, with_interval
+from rag_ablation.evaluation.report.support_report import support_section
 from rag_ablation.evaluation.report.metrics_view import (answer_comparison, calibration, canaries_not_run_reason,
                                                          canary_results, failure_table, hand_accuracy, is_calibrated,
                                                          is_judged, judged_entry, length_bias, length_bias_ran,
@@ -512,4 +513,6 @@ def render_answers(detail: Detail, *, configs: Sequence[str], judges: Sequence[s
                         *filter(None, [comparison_section(detail, confidence) if graded else "",
                                        measure_section(detail, confidence)]),
                         canary_section(detail, judges),
-                        bias_section(detail), failures_section(detail, configs), unanswerable_section(detail, configs)])
+                        bias_section(detail), failures_section(detail, configs),
+                        *filter(None, [support_section(detail, configs, confidence)]),
+                        unanswerable_section(detail, configs)])

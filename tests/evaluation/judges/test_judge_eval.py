@@ -562,3 +562,60 @@ def test_without_a_second_grader_the_report_says_how_to_add_one_in_one_line():
                      "`rag-ablation grade --second-pass --grader NAME` (or the workbench's Second grader form), and "
                      "the report then shows how far two graders agree, the ceiling of every judge's kappa."]
     assert "the ceiling |" not in text
+
+
+def test_support_is_calibrated_on_hand_support_grades_and_splits_the_two_by_two():
+    """The two-config fixture with hand support grades (supported when k is even; partly or not
+    otherwise), a lexical support that separates them and a P(SUPPORTED) that does not (0.5
+    everywhere), one P(SUPPORTED) for an older answer text (not used), and two canaries per config:
+    support is calibrated on the 48 grades, lexical support is the primary scorer, it rejects the
+    unrelated copies and accepts the shown ones, and the retrieved-by-correct table splits the
+    correct answers by support."""
+    from dataclasses import replace
+
+    answer_rows, retrieval_rows, judgments, grades = two_config_fixture()
+    grades = [replace(g, support="supported" if int(g.id[1:]) % 2 == 0 else "partly" if int(g.id[1:]) % 4 == 1
+                      else "not") for g in grades]
+    for r in answer_rows:
+        k = int(r["id"][1:])
+        r["lexical_support"] = (0.9 if k % 2 == 0 else 0.3) + k / 1000
+    support = {c: {"status": "ok", "answers": [{"id": v["id"], "p_supported": 0.5,
+                                                "answer_sha256": "0" * 64 if v["id"] == "q05" else v["answer_sha256"]}
+                                               for v in judgments[c]["verdicts"]],
+                   "canaries": [{"kind": "unrelated_copy", "lexical_support": 0.1, "p_supported": 0.5},
+                                {"kind": "shown_copy", "lexical_support": 1.0, "p_supported": 0.5}]}
+               for c in judgments}
+    metrics, detail, _, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                                        checks=None, grades=grades, judges=["llm", "contains"], settings=SETTINGS,
+                                        threshold_folds=4, support=support)
+    s = detail["support"]
+    assert s["status"] == "ok" and s["levels"] == {"supported": 24, "partly": 12, "not": 12}
+    lexical, llm = s["calibration"]["lexical_support"], s["calibration"]["llm_support"]
+    assert (lexical["n"], lexical["auc"]["estimate"], lexical["kappa"]["estimate"]) == (48, 1.0, 1.0)
+    assert (llm["n"], llm["unscored"], llm["auc"]["estimate"]) == (46, 2, 0.5), "q05's score is for another text"
+    assert s["primary"] == "lexical_support" and s["source"] == "hand grades, else lexical_support"
+    rates = s["canaries"]["scorers"]["lexical_support"]
+    assert (rates["unrelated_copy"]["accepted_count"], rates["shown_copy"]["accepted_count"]) == (0, 2)
+    assert not [f for f in s["canaries"]["flags"] if f["scorer"] == "lexical_support"]
+    dense = detail["configs"]["dense"]["support"]
+    assert dense["hand"]["estimate"] == 0.5 and dense["hand"]["n"] == 24
+    split = dense["split"]["hand"]
+    assert split["retrieved"] == {"correct_supported": sum(k % 3 != 0 and k % 2 == 0 for k in range(24)),
+                                  "correct_unsupported": sum(k % 3 != 0 and k % 2 == 1 for k in range(24)),
+                                  "correct_support_unknown": 0, "wrong": sum(k % 3 == 0 for k in range(24))}
+    assert metrics["support"]["calibration"]["lexical_support"]["auc"]["estimate"] == 1.0
+    text = render_answers(detail, configs=["dense", "hybrid"], judges=["llm", "contains"], confidence=0.95)
+    assert "## Support (groundedness)" in text and "24 supported, 12 partly, 12 not" in text
+    assert "| yes | 8 | 8 | 0 | 8 |" in text and "support from hand grades, else lexical_support" in text
+
+
+def test_without_support_grades_the_support_section_is_one_paragraph():
+    answer_rows, retrieval_rows, judgments, grades = two_config_fixture()
+    _, detail, _, _, _ = evaluate(answer_rows=answer_rows, retrieval_rows=retrieval_rows, judgments=judgments,
+                                  checks=None, grades=grades, judges=["llm", "contains"], settings=SETTINGS,
+                                  threshold_folds=4)
+    assert detail["support"]["status"] == "no grades" and detail["support"]["primary"] is None
+    text = render_answers(detail, configs=["dense", "hybrid"], judges=["llm", "contains"], confidence=0.95)
+    section = text.split("## Support (groundedness)")[1].split("\n## ")[0].strip()
+    assert section.startswith("No hand support grades") and "\n" not in section
+    assert "`rag-ablation grade --support`" in section
