@@ -27,7 +27,16 @@ this mode drives:
   ``previous``, ``graded``, ``end`` and the summary are theirs alone, and there is no estimate
   (the pass is in listed or random order: ``active`` becomes ``random``). At the end of a first
   pass with every answer in scope graded, ``second_offer`` says so and offers the second pass
-  (``grader.second_pass_offer``).
+  (``grader.second_pass_offer``);
+- the same support grades (``rag_ablation.evaluation.judges.grades``: ``supported``, ``partly``,
+  ``not``: is the answer supported by the passages the model was shown, which the page shows
+  under the answer): ``/api/grade/save`` takes an optional ``support`` stored with the verdict
+  (the keys ``1``, ``2``, ``3`` before ``c`` or ``w``), and ``/api/grade/supportpass`` with a
+  ``grader`` name (empty: ``--grader``) starts the support pass (``rag-ablation grade
+  --support``): the answers whose current text has an ordinary grade by that grader without
+  ``support``, each shown with that grader's verdict (``own``), and ``/api/grade/support``
+  saves the level for the answer shown on that grader's line, its verdict and note kept
+  (``grader.Session.save_support``). ``/api/grade/first`` returns to the first pass.
 
 A grade or skip names the answer it is for (``config``, ``id``, ``answer_sha256``); one that is
 not the answer shown now (a second tab, a page left open across a restart) is refused with 422,
@@ -47,20 +56,23 @@ from pathlib import Path
 from typing import Any
 
 from rag_ablation.authoring.grade_order import ACTIVE, describe, estimate, read_scores
-from rag_ablation.authoring.grader import (SECOND_PASS_ORDER, Answers, Session, end_of_list, load_answers,
-                                           own_grades, plan_grading, read_grades, read_passages, read_questions,
-                                           second_pass_items, second_pass_offer, summary)
+from rag_ablation.authoring.grader import (SECOND_PASS_ORDER, SUPPORT_HELP, Answers, Session, end_of_list,
+                                           load_answers, own_grades, own_supports, plan_grading, read_grades,
+                                           read_passages, read_questions, second_pass_items, second_pass_offer,
+                                           summary, support_pass_items)
 from rag_ablation.authoring.workbench.session import Refused, text_field
 from rag_ablation.authoring.workbench.store import remove_stale_temps
 from rag_ablation.data.questions import Question
-from rag_ablation.evaluation.judges.grades import VERDICTS
+from rag_ablation.evaluation.judges.grades import SUPPORT_LEVELS, VERDICTS
 
 CUT_CHARS = 400
 """How many characters of a passage the page shows while passages are cut (``p`` shows them whole)."""
 SECOND_PASS_HOW = "the Second grader form below: your name, then Start the second pass"
 """How the page starts the second pass (``grader.second_pass_offer``)."""
 HELP = ("c correct: the answer gives the reference's essential information (or declines an unanswerable "
-        "question); w wrong; s skip (shown again next time); b back; n note (then c or w); p passages whole/cut")
+        "question); w wrong; 1 supported, 2 partly, 3 not (then c or w): every claim of the answer is in the passages "
+        "the model saw, some are, none is; s skip (shown again next time); b back; n note (then c or w); "
+        "p passages whole/cut")
 
 
 @dataclass(frozen=True)
@@ -96,8 +108,9 @@ class GradeMode:
             self._session = self._open(self.source.grader, blind=False)
         return self._session
 
-    def _open(self, grader: str, *, blind: bool) -> Session:
-        """A session read from the files now: the first pass, or ``grader``'s blind second pass."""
+    def _open(self, grader: str, *, blind: bool, support: bool = False) -> Session:
+        """A session read from the files now: the first pass, ``grader``'s blind second pass, or
+        ``grader``'s support pass (``support``)."""
         src = self.source
         self.removed_temps = remove_stale_temps(src.grades)
         for tmp in self.removed_temps:
@@ -105,14 +118,15 @@ class GradeMode:
                      f"whole and keeps every grade that was acknowledged)")
         self.found = load_answers(src.answers)
         given = read_grades(src.grades)
-        order = SECOND_PASS_ORDER if blind and src.order == ACTIVE else src.order
+        order = SECOND_PASS_ORDER if (blind or support) and src.order == ACTIVE else src.order
         scores = read_scores(src.score_dir, src.score_judge) if order == ACTIVE else None
-        pool = second_pass_items(self.found.items, given, grader) if blind else self.found.items
-        items, plan = plan_grading(pool, own_grades(given, grader) if blind else given, seed=src.seed, order=order,
-                                   scores=scores)
+        pool = (second_pass_items(self.found.items, given, grader) if blind else
+                support_pass_items(self.found.items, given, grader) if support else self.found.items)
+        seen = own_grades(given, grader) if blind else own_supports(given, grader) if support else given
+        items, plan = plan_grading(pool, seen, seed=src.seed, order=order, scores=scores)
         self.questions = read_questions(src.questions, items) if items else {}
         self.passages = read_passages(src.runs, items) if items else {}
-        return Session(items, src.grades, grader, given, plan, blind=blind)
+        return Session(items, src.grades, grader, given, plan, blind=blind, support_pass=support)
 
     def second(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Start the blind second pass of the grader named in ``payload`` (module docstring)."""
@@ -120,6 +134,13 @@ class GradeMode:
         if not grader:
             raise Refused(["type your name for the second pass: it is stored with each of your grades"])
         self._session = self._open(grader, blind=True)
+        return self.view()
+
+    def support_pass(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Start the support pass of the grader named in ``payload`` (empty: ``--grader``)
+        (module docstring)."""
+        grader = " ".join(text_field(payload, "grader").split()) or self.source.grader
+        self._session = self._open(grader, blind=False, support=True)
         return self.view()
 
     def first(self) -> dict[str, Any]:
@@ -137,7 +158,8 @@ class GradeMode:
                                "in_scope": len(s.in_scope()),
                                "order": s.plan.order if s.plan is not None else self.source.order, "help": HELP,
                                "cut": CUT_CHARS, "answer": None, "end": None, "second_offer": None,
-                               "pass": "second" if s.blind else "first", "grader": s.grader,
+                               "pass": "second" if s.blind else "support" if s.support_pass else "first",
+                               "grader": s.grader, "support_levels": list(SUPPORT_LEVELS),
                                "unavailable": sorted(self.found.unavailable.values())}
         if s.plan is not None and s.plan.order == ACTIVE:
             out["estimate"] = describe(estimate(s.grades.values(), s.plan.population, seed=s.plan.seed))
@@ -154,9 +176,17 @@ class GradeMode:
             "answer": item.answer, "answer_sha256": item.sha256,
             "question": q.question if q else None, "reference": q.answer if q else None,
             "passages": [{"id": c, "text": texts.get(c)} for c in item.passages],
-            "previous": None if old is None else {"verdict": old.verdict, "grader": old.grader, "note": old.note,
-                                                  "stale": stale, "this_session": item.key in s.graded},
+            "previous": None if old is None or s.support_pass else {
+                "verdict": old.verdict, "grader": old.grader, "note": old.note, "support": old.support, "stale": stale,
+                "this_session": item.key in s.graded},
+            "own": None,
         }
+        if s.support_pass:
+            out["help"] = SUPPORT_HELP
+            own = s.own.get((*item.key, item.sha256))
+            if own is not None:
+                out["answer"]["own"] = {"verdict": own.verdict, "note": own.note, "support": own.support,
+                                        "this_session": item.key in s.graded}
         return out
 
     def _target(self, payload: Mapping[str, Any]) -> None:
@@ -177,13 +207,37 @@ class GradeMode:
         verdict = text_field(payload, "verdict")
         if verdict not in VERDICTS:
             raise Refused([f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}"])
-        self._target(payload)
+        support = text_field(payload, "support")
+        if support and support not in SUPPORT_LEVELS:
+            raise Refused([_bad_support(support)])
         s = self.session()
+        if s.support_pass:
+            raise Refused(["the support pass keeps the verdicts: choose supported, partly or not (1, 2, 3), or go "
+                           "back to the First pass to grade the verdict"])
+        self._target(payload)
         note = text_field(payload, "note")
         if note:
             s.note(note)
+        if support:
+            s.hold_support(support)
         g = s.grade(verdict)
-        return {**self.view(), "saved": {"config": g.config, "id": g.id, "verdict": g.verdict, "note": g.note}}
+        return {**self.view(), "saved": {"config": g.config, "id": g.id, "verdict": g.verdict, "note": g.note,
+                                         "support": g.support}}
+
+    def support(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """The support pass: save ``support`` (``SUPPORT_LEVELS``) for the answer shown on its
+        grader's line, the verdict and note kept; the view of the next answer, and what was saved."""
+        support = text_field(payload, "support")
+        if support not in SUPPORT_LEVELS:
+            raise Refused([_bad_support(support)])
+        s = self.session()
+        if not s.support_pass:
+            raise Refused(["support alone is saved in the support pass (Start the support pass); here choose it "
+                           "with the verdict (1, 2 or 3, then c or w)"])
+        self._target(payload)
+        g = s.save_support(support)
+        return {**self.view(), "saved": {"config": g.config, "id": g.id, "verdict": g.verdict, "note": g.note,
+                                         "support": g.support}}
 
     def skip(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         self._target(payload)
@@ -200,3 +254,9 @@ class GradeMode:
         """The terminal grader's summary lines (graded this session, grades matching, stale)."""
         s = self.session()
         return {"lines": summary(s, self.found, self.source.grades, s.plan)}
+
+
+def _bad_support(value: str) -> str:
+    """The message refusing support ``value``: the levels, and what each means."""
+    return (f"support {value!r} is not one of {', '.join(SUPPORT_LEVELS)} (supported: every claim of the answer is "
+            f"in the passages shown; partly: some are; not: none is)")

@@ -10,6 +10,10 @@ saw (chunk id and text, cut to fit the terminal). Keys:
     n  type a note (one line) to store with this answer's grade, then c or w
     p  passages whole / cut to fit              ?  help              q  quit (prints a summary)
 
+    1 2 3  support: every claim of the answer is stated in the passages shown (1 supported), some
+           are (2 partly), none is or it contradicts them (3 not); optional, kept for this
+           answer's grade: press it before c or w (the support pass, below, saves it at once)
+
 Any other key prints a one-line hint and changes nothing. Keys are single key presses when
 standard input is a terminal (cbreak mode), otherwise one key per input line.
 
@@ -62,6 +66,21 @@ that have no adjudicated grade yet (``--regrade``: those too). The screen shows 
 verdicts and notes; ``c`` or ``w`` saves NAME's verdict as the text's adjudicated line
 (``"role": "adjudicated"``, replacing the one there), which calibration then uses.
 
+Support pass (``--support``, the workbench's "Support pass" button): adds a support grade
+(``rag_ablation.evaluation.judges.grades``: ``supported``, ``partly``, ``not``) to the answers
+``--grader`` has already graded, without grading the verdict again. It lists the answers in
+scope whose current text has an ordinary line by ``--grader`` without ``support``
+(``support_pass_items``; ``--regrade``: with one too): the rule is this grader's own support,
+not anyone's, so a second grader can give theirs beside the first's, as with verdicts. An answer
+this grader has not graded is not listed: grade it in the first pass, where ``1``, ``2`` or
+``3`` before ``c`` or ``w`` give its support with the verdict. The screen shows the question, the
+reference, the answer, this grader's verdict and the passages the model saw; keys ``1``
+supported, ``2`` partly, ``3`` not, ``s`` skip, ``b`` back, ``p``, ``?``, ``q``. Each key saves at
+once: that grader's line is rewritten with ``support`` added, its verdict, note, sampling and
+role kept (``Session.save_support``; the file is read again first and rewritten atomically, as
+for every grade). In ``listed`` or ``random`` order (active order's draws belong to the first
+pass). Progress and the end of the list count this grader's support grades.
+
 Progress: the header's ``[n/N]`` is the position in this session's list (the answers without a
 grade when it started); ``graded G/T in scope`` counts the grades on file for the current
 text of every answer in scope (``Session.in_scope``: the answers read, or the ``--sample``),
@@ -88,14 +107,23 @@ from rag_ablation.core.config import DEFAULT_GRADE_ORDER, DEFAULT_GRADE_SCORE_JU
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.core.io import read_json
 from rag_ablation.evaluation.judges.grader_agreement import GraderPair, grader_pairs
-from rag_ablation.evaluation.judges.grades import (ADJUDICATED, Grade, answer_sha256, chosen, load_grades, match_grades,
-                                                 write_grades)
+from rag_ablation.evaluation.judges.grades import (ADJUDICATED, SUPPORT_LEVELS, Grade, answer_sha256, chosen,
+                                                   load_grades, match_grades, support_of, write_grades)
 from rag_ablation.data.questions import Question, load_questions
 from rag_ablation.support.sampling import stratified_sample
 
 KEYS_LINE = "c correct  w wrong  s skip  b back  n note  p passages  ? help  q quit"
 HELP = ("c: the answer gives the reference's essential information (or declines an unanswerable question); "
-        "w: it does not; s: no grade now; b: previous answer; n: note; p: passages; q: quit")
+        "w: it does not; 1/2/3 then c or w: its support by the passages (supported, partly, not); s: no grade now; "
+        "b: previous answer; n: note; p: passages; q: quit")
+SUPPORT_KEYS = dict(zip(("1", "2", "3"), SUPPORT_LEVELS))
+"""The key of each support level: 1 supported, 2 partly, 3 not (``grades.SUPPORT_LEVELS``)."""
+SUPPORT_KEYS_LINE = "1 supported  2 partly  3 not  s skip  b back  p passages  ? help  q quit"
+"""The keys of the support pass (module docstring)."""
+SUPPORT_QUESTION = "is every claim of the answer stated in the passages below?"
+SUPPORT_HELP = ("1 supported: every claim of the answer is stated in the passages the model saw; 2 partly: some "
+                "are; 3 not: none is, or it contradicts them (a refusal asserts nothing: s skips it); the verdict "
+                "stays as graded; s: no support grade now; b: previous answer; p: passages; q: quit")
 MAX_PROBLEMS = 5
 
 
@@ -327,6 +355,18 @@ def second_pass_items(items: Sequence[Item], grades: Sequence[Grade], grader: st
     return [it for it in items if (*it.key, it.sha256) in by_others]
 
 
+def support_pass_items(items: Sequence[Item], grades: Sequence[Grade], grader: str) -> list[Item]:
+    """The answers of ``items`` (order kept) whose current text has an ordinary line by
+    ``grader``: the support pass's population (module docstring)."""
+    own = {g.slot for g in own_grades(grades, grader)}
+    return [it for it in items if (*it.key, it.sha256) in own]
+
+
+def own_supports(grades: Sequence[Grade], grader: str) -> list[Grade]:
+    """``grader``'s ordinary lines that carry ``support``: what a support pass counts as done."""
+    return [g for g in own_grades(grades, grader) if g.support is not None]
+
+
 def adjudication_items(items: Sequence[Item], grades: Sequence[Grade]) -> list[Item]:
     """The answers of ``items`` (order kept) whose current text's first and second graders
     disagree (``grader_pairs``): the adjudication's population (module docstring)."""
@@ -384,25 +424,34 @@ class Session:
     """The list being graded, where we are in it, and the grades file (rewritten on every grade)."""
 
     def __init__(self, items: Sequence[Item], grades_path: Path, grader: str, grades: Sequence[Grade],
-                 plan: Plan | None = None, *, blind: bool = False, adjudicate: bool = False):
-        assert not (blind and adjudicate), "a session is a first pass, a blind second pass or an adjudication"
+                 plan: Plan | None = None, *, blind: bool = False, adjudicate: bool = False,
+                 support_pass: bool = False):
+        assert blind + adjudicate + support_pass <= 1, \
+            "a session is a first pass, a blind second pass, an adjudication or a support pass"
         self.items = list(items)
         self.adjudicate = adjudicate  # grades are adjudicated lines; the two graders' are shown
         self.plan = plan  # active order: each grade records its sampling (grade_order.Plan.sampling)
         self.path = Path(grades_path)
         self.grader = grader
         self.blind = blind  # the second pass: only this grader's own grades are seen (module docstring)
+        self.support_pass = support_pass  # keys give support to this grader's own lines (module docstring)
         self.pos = 0
         self.pairs: dict[tuple[str, str], GraderPair] = {}
+        self.own: dict[tuple[str, str, str], Grade] = {}  # the support pass: this grader's lines, by slot
         self.grades: dict[tuple[str, str, str], Grade] = self._seen(grades)
         self.graded: dict[tuple[str, str], str] = {}  # this session's verdicts
         self.skipped: set[tuple[str, str]] = set()
         self.notes: dict[tuple[str, str], str] = {}  # typed with n, stored with the next grade
+        self.supports: dict[tuple[str, str], str] = {}  # given with 1/2/3, stored with the next grade
 
     def _seen(self, grades: Sequence[Grade]) -> dict[tuple[str, str, str], Grade]:
         """The grades this session sees, by slot: the grade of each answer text (``chosen``), in a
         blind pass this grader's own, in an adjudication the adjudicated lines (and, in
-        ``pairs``, both graders' lines of each answer listed)."""
+        ``pairs``, both graders' lines of each answer listed), in a support pass this grader's own
+        lines with support (and, in ``own``, all of this grader's lines)."""
+        if self.support_pass:
+            self.own = {g.slot: g for g in own_grades(grades, self.grader)}
+            return {g.slot: g for g in own_supports(grades, self.grader)}
         if self.adjudicate:
             self.pairs = {p.key: p for p in grader_pairs(grades, {it.key: it.sha256 for it in self.items})}
             return {g.slot: g for g in adjudicated_grades(grades)}
@@ -442,20 +491,55 @@ class Session:
         if item is not None:
             self.notes[item.key] = " ".join(text.split())
 
+    def hold_support(self, level: str) -> None:
+        """Keep support ``level`` (``SUPPORT_LEVELS``) for the current answer's next grade (not in
+        a support pass, where ``save_support`` saves it at once)."""
+        item = self.current
+        if item is not None:
+            self.supports[item.key] = level
+
     def grade(self, verdict: str) -> Grade:
-        """Grade the current answer, write the file, and move to the next answer."""
+        """Grade the current answer (with the support held for it, else the support of the grade
+        it replaces), write the file, and move to the next answer."""
         item = self.current
         if item is None:
             raise IndexError("no answer to grade: the list is at its end")
+        assert not self.support_pass, "the support pass keeps verdicts: save_support"
         old, stale = self.previous_grade(item)
-        keep = old.note if old is not None and not stale else ""
+        keep = old if old is not None and not stale else None
         g = Grade(answer_sha256=item.sha256, config=item.config, grader=self.grader, id=item.id,
-                  note=self.notes.pop(item.key, keep), verdict=verdict, role=ADJUDICATED if self.adjudicate else None)
+                  note=self.notes.pop(item.key, keep.note if keep else ""), verdict=verdict,
+                  role=ADJUDICATED if self.adjudicate else None,
+                  support=self.supports.pop(item.key, keep.support if keep else None))
         self._save(g)
         self.graded[item.key] = verdict
         self.skipped.discard(item.key)
         self.pos += 1
         return g
+
+    def save_support(self, level: str) -> Grade:
+        """The support pass: rewrite this grader's line for the current answer's text with
+        ``support`` ``level`` (verdict, note, sampling and role kept), write the file (read again
+        first), and move to the next answer. Raises ``UserError`` when the line is gone from the
+        file (edited meanwhile)."""
+        item = self.current
+        if item is None:
+            raise IndexError("no answer to grade: the list is at its end")
+        assert self.support_pass, "support is saved at once only in the support pass: hold_support"
+        lines = read_grades(self.path)
+        slot = (*item.key, item.sha256)
+        at = next((i for i, g in enumerate(lines) if g.slot == slot and g.grader == self.grader
+                   and not g.adjudicated), None)
+        if at is None:
+            raise UserError(f"{self.path} has no grade by {self.grader!r} for config {item.config} question {item.id} "
+                            f"any more (the file changed meanwhile): grade it in the first pass, or press s")
+        lines[at] = replace(lines[at], support=level)
+        write_grades(self.path, lines)
+        self.grades = self._seen(lines)
+        self.graded[item.key] = level
+        self.skipped.discard(item.key)
+        self.pos += 1
+        return lines[at]
 
     def _save(self, grade: Grade) -> None:
         # read the file again so grades another session wrote meanwhile are kept
@@ -516,8 +600,15 @@ def graded_by(grades: Sequence[Grade]) -> str:
 
 def progress(session: Session) -> str:
     """``graded G/T in scope``: the grades on file for the current text of the ``T`` answers in
-    scope (short, to stay on the header line of an 80-column terminal)."""
-    return f"graded {len(session.graded_in_scope())}/{len(session.in_scope())} in scope"
+    scope (short, to stay on the header line of an 80-column terminal); in a support pass,
+    ``support G/T in scope``, this grader's support grades."""
+    what = "support" if session.support_pass else "graded"
+    return f"{what} {len(session.graded_in_scope())}/{len(session.in_scope())} in scope"
+
+
+def graded_word(session: Session) -> str:
+    """What the session's grades are called: ``graded``, or ``support-graded`` in a support pass."""
+    return "support-graded" if session.support_pass else "graded"
 
 
 def end_of_list(session: Session) -> str:
@@ -525,15 +616,16 @@ def end_of_list(session: Session) -> str:
     graded and by whom, and what this session's list held."""
     graded, total = session.graded_in_scope(), len(session.in_scope())
     by = f" ({graded_by(graded)})" if graded else ""
+    word = graded_word(session)
     if not session.items:
         if total and len(graded) == total:
-            return f"All {total} answers in scope are graded{by}: nothing is left to grade."
-        return f"Nothing to grade: {len(graded)} of the {total} answers in scope are graded{by}."
+            return f"All {total} answers in scope are {word}{by}: nothing is left to grade."
+        return f"Nothing to grade: {len(graded)} of the {total} answers in scope are {word}{by}."
     skipped = len(session.skipped)
     left = total - len(graded)
-    head = (f"End of the list: all {total} answers in scope are graded{by}." if left == 0 else
-            f"End of the list: {len(graded)} of the {total} answers in scope are graded{by}, {left} not yet.")
-    return (f"{head} This session's list held {len(session.items)}: {len(session.graded)} graded, "
+    head = (f"End of the list: all {total} answers in scope are {word}{by}." if left == 0 else
+            f"End of the list: {len(graded)} of the {total} answers in scope are {word}{by}, {left} not yet.")
+    return (f"{head} This session's list held {len(session.items)}: {len(session.graded)} {word}, "
             f"{skipped} skipped (shown again next time).")
 
 
@@ -546,10 +638,40 @@ def second_pass_offer(session: Session, how: str = SECOND_PASS_HOW) -> str | Non
     """At the end of a first pass with every answer in scope graded: the line offering a second
     grader the blind pass (``how`` starts it); else None."""
     total = len(session.in_scope())
-    if session.blind or session.current is not None or not total or len(session.graded_in_scope()) < total:
+    if (session.blind or session.support_pass or session.current is not None or not total
+            or len(session.graded_in_scope()) < total):
         return None
     return (f"Every answer in scope is graded once. A second grader can now grade them blind (the first grades "
             f"hidden), to measure how far two graders agree, the ceiling of every judge: {how}.")
+
+
+def _grade_lines(session: Session, item: Item, width: int) -> list[str]:
+    """The lines under the header about the answer's grade: in a support pass this grader's
+    verdict (kept) and support; else the grade on file (or stale), the note and the support held."""
+    if session.support_pass:
+        own = session.own.get((*item.key, item.sha256))
+        if own is None:
+            return []
+        note = f" (note: {own.note})" if own.note else ""
+        this = " this session" if item.key in session.graded else ""
+        support = (f"support{this}: {own.support}; 1, 2 or 3 changes it" if own.support is not None
+                   else "support: not graded yet")
+        return [f"your grade: {own.verdict}{note}, kept"[:width], support[:width]]
+    out = []
+    old, stale = session.previous_grade(item)
+    if old is not None:
+        by = (f"{old.verdict} by {old.grader}" + (f" (note: {old.note})" if old.note else "")
+              + (f", support {old.support}" if old.support is not None else ""))
+        if stale:
+            out.append(f"STALE grade: {by}, given for an older answer text; grade it again"[:width])
+        else:
+            this = " this session" if item.key in session.graded else ""
+            out.append(f"graded{this}: {by}; c or w changes it"[:width])
+    if item.key in session.notes:
+        out.append(f"note for this grade: {session.notes[item.key]}"[:width])
+    if item.key in session.supports:
+        out.append(f"support for this grade: {session.supports[item.key]} (press c or w)"[:width])
+    return out
 
 
 def render(session: Session, question: Question | None, passages: Mapping[str, str], *, width: int,
@@ -559,28 +681,20 @@ def render(session: Session, question: Question | None, passages: Mapping[str, s
     rule = "-" * width
     item = session.current
     n = len(session.items)
-    foot = [rule, KEYS_LINE[:width], message[:width]]
+    foot = [rule, (SUPPORT_KEYS_LINE if session.support_pass else KEYS_LINE)[:width], message[:width]]
     if item is None:
         offer = second_pass_offer(session)
         return [*textwrap.wrap(end_of_list(session), width), "b: back to the last answer, q: quit." if n else "q: quit.",
                 *(textwrap.wrap(offer, width) if offer else []), *foot]
     head = (f"[{session.pos + 1}/{n}]  {item.config}  {item.id}  slice {item.slice}"
-            f"{'' if item.answerable else ' (unanswerable)'}  {progress(session)}")
+            f"{'' if item.answerable else ' (unanswerable)'}  {progress(session)}"
+            f"{'  support pass' if session.support_pass else ''}")
     lines = [head[:width]]
     pair = session.pairs.get(item.key) if session.adjudicate else None
     if pair is not None:
         lines += [(f"{which} grader: {g.verdict} by {g.grader}" + (f" (note: {g.note})" if g.note else ""))[:width]
                   for which, g in (("first", pair.first), ("second", pair.second))]
-    old, stale = session.previous_grade(item)
-    if old is not None:
-        by = f"{old.verdict} by {old.grader}" + (f" (note: {old.note})" if old.note else "")
-        if stale:
-            lines.append(f"STALE grade: {by}, given for an older answer text; grade it again"[:width])
-        else:
-            this = " this session" if item.key in session.graded else ""
-            lines.append(f"graded{this}: {by}; c or w changes it"[:width])
-    if item.key in session.notes:
-        lines.append(f"note for this grade: {session.notes[item.key]}"[:width])
+    lines += _grade_lines(session, item, width)
     lines.append(rule)
     ref = question.answer if question else "(not in the question file)"
     if question is not None and not question.answerable:
@@ -588,6 +702,8 @@ def render(session: Session, question: Question | None, passages: Mapping[str, s
     lines += ["QUESTION", *_wrap(question.question if question else "(not in the question file)", width)]
     lines += ["REFERENCE", *_wrap(ref, width)]
     lines += ["ANSWER", *_wrap(item.answer, width)]
+    lines.append((f"SUPPORT: {SUPPORT_QUESTION} 1 supported, 2 partly, 3 not" if session.support_pass else
+                  f"SUPPORT (optional, then c or w): 1 supported, 2 partly, 3 not: {SUPPORT_QUESTION}")[:width])
     lines.append(rule)
     k = len(item.passages)
     lines.append(f"PASSAGES the model saw ({k}; p: {'cut to fit' if full else 'show whole'})")
@@ -686,6 +802,10 @@ class TerminalKeys:
 def handle(session: Session, key: str, keys: LineKeys | TerminalKeys, state: dict) -> str:
     """Act on one key; returns the message line to show."""
     item = session.current
+    if key in SUPPORT_KEYS:
+        return _support_key(session, SUPPORT_KEYS[key])
+    if session.support_pass and key in ("c", "w", "n"):
+        return "support pass: verdict and note stay; 1 supported, 2 partly, 3 not, s skip"
     if key in ("c", "w"):
         if item is None:
             return "nothing to grade here: b goes back to the last answer, q quits"
@@ -710,9 +830,26 @@ def handle(session: Session, key: str, keys: LineKeys | TerminalKeys, state: dic
         state["full"] = not state["full"]
         return "passages shown whole" if state["full"] else "passages cut to fit"
     if key in ("?", "h"):
-        return HELP
+        return SUPPORT_HELP if session.support_pass else HELP
     shown = key if key.isprintable() and len(key) == 1 else repr(key)
-    return f"unknown key {shown}: c correct, w wrong, s skip, b back, n note, p passages, q quit"
+    if session.support_pass:
+        return f"unknown key {shown}: 1 supported, 2 partly, 3 not, s skip, b back, p passages, q quit"
+    return f"unknown key {shown}: c correct, w wrong, 1/2/3 support, s skip, b back, n note, p passages, q quit"
+
+
+def _support_key(session: Session, level: str) -> str:
+    """Act on a support key (``SUPPORT_KEYS``): saved at once in a support pass, else held for
+    the answer's next grade; returns the message line to show."""
+    if session.current is None:
+        return "nothing to grade here: b goes back to the last answer, q quits"
+    if not session.support_pass:
+        session.hold_support(level)
+        return f"support {level} kept for this answer's grade: press c or w"
+    try:
+        g = session.save_support(level)
+    except UserError as e:
+        return str(e)
+    return f"{g.config} {g.id}: support {level} (verdict {g.verdict} kept), saved"
 
 
 def interact(session: Session, questions: Mapping[str, Question], passages: Mapping[str, Mapping[str, str]],
@@ -737,11 +874,18 @@ def interact(session: Session, questions: Mapping[str, Question], passages: Mapp
 
 def summary(session: Session | None, answers: Answers, grades_path: Path, plan: Plan | None = None) -> list[str]:
     """What the session did and where the grades stand, against every current answer."""
-    grades = session.grades.values() if session else chosen(read_grades(grades_path)).values()  # one per text
+    lines_on_file = read_grades(grades_path)
+    # one grade per text (a blind session's own); a support pass's session sees only this grader's supports
+    grades = session.grades.values() if session and not session.support_pass else chosen(lines_on_file).values()
     current = {it.key: it.answer for it in answers.items}
     m = match_grades(list(grades), current)
     lines = []
-    if session is not None:
+    if session is not None and session.support_pass:
+        given = list(session.graded.values())
+        lines.append(f"support graded this session: {len(given)} ("
+                     + ", ".join(f"{given.count(level)} {level}" for level in SUPPORT_LEVELS)
+                     + f"), skipped {len(session.skipped)}")
+    elif session is not None:
         verdicts = list(session.graded.values())
         lines.append(f"graded this session: {len(verdicts)} ({verdicts.count('correct')} correct, "
                      f"{verdicts.count('incorrect')} incorrect), skipped {len(session.skipped)}")
@@ -755,6 +899,11 @@ def summary(session: Session | None, answers: Answers, grades_path: Path, plan: 
                  + (f" ({split})" if split else ""))
     lines.append(f"stale grades (for another text of a current answer: an earlier generation or another "
                  f"answer model; kept, and shown again for grading): {m.stale}")
+    supports = {} if session and session.blind else support_of(lines_on_file, {it.key: it.sha256 for it in answers.items})
+    if supports:  # (a blind pass shows no other grader's grade, support included)
+        counts = Counter(supports.values())
+        lines.append(f"answers with a support grade: {len(supports)} of {len(current)} ("
+                     + ", ".join(f"{counts[level]} {level}" for level in SUPPORT_LEVELS) + ")")
     if plan is not None and plan.order == ACTIVE:
         lines.append(describe(estimate(grades, plan.population, seed=plan.seed)))
     lines.append(f"grades file: {grades_path}")
@@ -765,36 +914,43 @@ def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, gra
                 configs: Sequence[str] = (), sample: int | None = None, seed: int = 0, regrade: bool = False,
                 order: str = DEFAULT_GRADE_ORDER, score_dir: Path = Path("metrics/scores"),
                 score_judge: str = DEFAULT_GRADE_SCORE_JUDGE, second_pass: bool = False, adjudicate: bool = False,
-                stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+                support: bool = False, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Read the inputs, grade in the terminal until ``q`` or the end of input, print the summary;
     returns the exit status (0, or 130 after Ctrl-C). ``answers``, ``runs``: folders; ``questions``,
     ``grades``: files (module docstring); ``grader``: the name stored with each grade; ``order``,
     ``score_dir``, ``score_judge``: ``rag_ablation.authoring.grade_order``; ``second_pass``: the
     blind pass of a second grader, ``adjudicate``: the adjudication of the two graders'
-    disagreements (module docstring; either with ``order`` listed or random)."""
+    disagreements, ``support``: the support pass of ``grader``'s own grades (module docstring; each
+    with ``order`` listed or random)."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     grader = grader.strip()
-    if second_pass and adjudicate:
-        raise UserError("--second-pass and --adjudicate are two sessions: pass one of them")
-    for flag, on in (("--second-pass", second_pass), ("--adjudicate", adjudicate)):
+    passes = [flag for flag, on in (("--second-pass", second_pass), ("--adjudicate", adjudicate),
+                                    ("--support", support)) if on]
+    if len(passes) > 1:
+        raise UserError(f"{' and '.join(passes)} are {'two' if len(passes) == 2 else 'separate'} sessions: "
+                        "pass one of them")
+    for flag, on in (("--second-pass", second_pass), ("--adjudicate", adjudicate), ("--support", support)):
         if on and order == ACTIVE:
             raise UserError(f"{flag} takes --order listed or random: active order's draws belong to the first pass")
     found = restrict(load_answers(answers), configs)
     given = read_grades(grades)
     scores = read_scores(score_dir, score_judge) if order == ACTIVE else None
     pool = (second_pass_items(found.items, given, grader) if second_pass else
-            adjudication_items(found.items, given) if adjudicate else found.items)
-    seen = own_grades(given, grader) if second_pass else adjudicated_grades(given) if adjudicate else given
+            adjudication_items(found.items, given) if adjudicate else
+            support_pass_items(found.items, given, grader) if support else found.items)
+    seen = (own_grades(given, grader) if second_pass else adjudicated_grades(given) if adjudicate else
+            own_supports(given, grader) if support else given)
     items, plan = plan_grading(pool, seen, sample=sample, seed=seed, regrade=regrade, order=order, scores=scores)
     notes = [f"skipped {why}" for why in found.unavailable.values()]
     if not items:
-        nothing = (_nothing_to_adjudicate(plan) if adjudicate else
+        nothing = (_nothing_to_adjudicate(plan) if adjudicate else _nothing_to_support(plan, grader) if support else
                    _nothing_to_grade(plan, seen, sample, seed, grader if second_pass else None))
         print("\n".join([*notes, nothing, *summary(None, found, grades, plan)]), file=stdout)
         return 0
     by_id = read_questions(questions, items)
     passages = read_passages(runs, items)
-    session = Session(items, grades, grader, given, plan, blind=second_pass, adjudicate=adjudicate)
+    session = Session(items, grades, grader, given, plan, blind=second_pass, adjudicate=adjudicate,
+                      support_pass=support)
     tty = stdin.isatty()
     keys = TerminalKeys(stdin, stdout) if tty else LineKeys(stdin, stdout)
     status = 0
@@ -808,6 +964,15 @@ def run_session(*, answers: Path, questions: Path, runs: Path, grades: Path, gra
                  + "\n")
     stdout.flush()
     return status
+
+
+def _nothing_to_support(plan: Plan, grader: str) -> str:
+    """The line of a support pass with an empty list: why (module docstring)."""
+    if not plan.population:
+        return (f"nothing to grade in the support pass: {grader!r} has graded no answer in scope (its current text); "
+                f"grade them first (rag-ablation grade, where 1, 2 or 3 before c or w gives the support too)")
+    return (f"nothing to grade in the support pass: {grader!r} has given support to all {len(plan.population)} "
+            f"answers in scope that {grader!r} graded (--regrade shows them again)")
 
 
 def _nothing_to_adjudicate(plan: Plan) -> str:

@@ -1,7 +1,7 @@
 """``rag-grade`` (also ``rag-ablation grade``): hand-grade generated answers in the terminal.
 
 usage: rag-grade [--answers DIR] [--questions FILE] [--runs DIR] [--grades FILE] [--grader NAME]
-                 [--config NAME ...] [--sample N] [--seed S] [--regrade] [--second-pass | --adjudicate]
+                 [--config NAME ...] [--sample N] [--seed S] [--regrade] [--second-pass | --adjudicate | --support]
                  [--order listed|random|active [--score-dir DIR] [--score-judge NAME]]
 
 The screen, the keys, the grades file and which answers are shown are described in
@@ -39,7 +39,9 @@ def build_parser(prog: str = "rag-grade") -> argparse.ArgumentParser:
     ap = _Parser(
         prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Hand-grade generated answers in the terminal, one at a time: c correct, w wrong, s skip, "
-                    "b back, n note, p passages whole, q quit. Every grade is saved at once; a rerun resumes.",
+                    "b back, n note, p passages whole, q quit; 1 supported, 2 partly, 3 not (then c or w) grade "
+                    "the answer's support by the passages the model saw (optional). Every grade is saved at once; "
+                    "a rerun resumes.",
         epilog="An answer with a grade for its current text is not shown again (unless --regrade); a grade for an "
                "older text is stale and the answer is shown again. Grades file format: "
                "rag_ablation/evaluation/judges/grades.py.")
@@ -66,6 +68,11 @@ def build_parser(prog: str = "rag-grade") -> argparse.ArgumentParser:
     ap.add_argument("--adjudicate", action="store_true",
                     help="settle the answers two graders disagree on: both verdicts shown, c or w saved as the "
                     "answer's adjudicated grade, which calibration uses (docs/judging.md); --order listed or random")
+    ap.add_argument("--support", action="store_true",
+                    help="a support pass: the answers --grader has graded whose grade has no support yet; 1 supported "
+                    "(every claim of the answer is in the passages shown), 2 partly (some are), 3 not (none is, or "
+                    "it contradicts them), s skip; saved on --grader's line, the verdict and note kept "
+                    "(docs/judging.md); --order listed or random")
     ap.add_argument("--order", choices=ORDERS, default=DEFAULT_GRADE_ORDER,
                     help=f"listed: config then id; random: a seeded permutation; active: answers whose judge score is "
                     f"uncertain first, drawn with known probabilities, each grade recording its own, for an unbiased "
@@ -102,7 +109,7 @@ def _session(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: T
                        grader=args.grader, configs=args.config, sample=args.sample, seed=args.seed,
                        regrade=args.regrade, order=args.order, score_dir=args.score_dir,
                        score_judge=args.score_judge, second_pass=args.second_pass,
-                       adjudicate=args.adjudicate, stdin=stdin, stdout=stdout)
+                       adjudicate=args.adjudicate, support=args.support, stdin=stdin, stdout=stdout)
 
 
 def grade_main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None,

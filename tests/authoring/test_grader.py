@@ -4,15 +4,16 @@ standard input, a real terminal, bad input) is tested in tests/commands/test_gra
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from grade_answers import ANSWERS, PASSAGES, grade_of, grades_file, project  # noqa: F401  (project is a fixture)
 
-from rag_ablation.authoring.grader import (SECOND_PASS_HOW, Item, Session, adjudication_items, equal_shares,
-                                           load_answers, own_grades, plan_grading, read_passages, read_questions,
-                                           render, sample_items,
-                                           second_pass_items, to_grade)
-from rag_ablation.evaluation.judges.grades import answer_sha256, load_grades, match_grades, write_grades
+from rag_ablation.authoring.grader import (SECOND_PASS_HOW, SUPPORT_KEYS_LINE, Item, Session, adjudication_items,
+                                           equal_shares, load_answers, own_grades, own_supports, plan_grading,
+                                           read_passages, read_questions, render, sample_items, second_pass_items,
+                                           support_pass_items, to_grade)
+from rag_ablation.evaluation.judges.grades import Sampling, answer_sha256, load_grades, match_grades, write_grades
 
 
 def items(d: Path) -> list[Item]:
@@ -249,3 +250,59 @@ def test_an_adjudication_lists_the_disagreements_shows_both_grades_and_saves_an_
     assert [(g.grader, g.verdict, g.role) for g in lines if g.id == "q1"] == [
         ("ana", "correct", None), ("bo", "incorrect", None), ("cy", "correct", "adjudicated")]
     assert match_grades(lines, {("dense", "q1"): ANSWERS["dense"]["q1"]}).verdicts == {("dense", "q1"): True}
+
+
+# --- support: with a verdict, or in a support pass over this grader's own grades --------------
+
+
+def test_support_held_before_a_verdict_is_saved_with_it_and_kept_by_a_regrade(project):
+    path = grades_file(project)
+    session = Session(to_grade(items(project), [], order="listed"), path, "ana", [])
+    session.hold_support("partly")
+    screen = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "support for this grade: partly (press c or w)" in screen
+    assert "SUPPORT (optional, then c or w): 1 supported, 2 partly, 3 not" in screen
+    session.grade("correct")
+    session.grade("incorrect")  # no support given: none written
+    session.back()
+    session.back()
+    session.grade("incorrect")  # a regrade keeps the support given before, as it keeps the note
+    assert load_grades(path) == [replace(grade_of("dense", "q1", "incorrect"), support="partly"),
+                                 grade_of("dense", "q2", "incorrect")]
+    assert '"support"' not in path.read_text().splitlines()[1]
+
+
+def test_the_support_pass_lists_this_grader_s_current_grades_without_support_and_keeps_the_verdict(project):
+    path = grades_file(project)
+    sampling = Sampling(draw=1, known_correct=0, known_graded=0, population=8, probability=0.25, rest=8,
+                        rest_score=4.0, score=0.5, seed=0)
+    q1 = replace(grade_of("dense", "q1", "correct", note="names the port"), sampling=sampling)
+    bo_q1 = grade_of("dense", "q1", "incorrect", grader="bo")
+    q2 = grade_of("dense", "q2", "correct", grader="bo")  # another grader's: not in ana's pass
+    q3 = replace(grade_of("dense", "q3", "incorrect"), support="not")  # done already
+    q4 = grade_of("dense", "q4", "incorrect", answer="an older answer text")  # stale: not in the pass
+    write_grades(path, [q1, bo_q1, q2, q3, q4])
+    given = load_grades(path)
+    pool = support_pass_items(items(project), given, "ana")
+    assert [it.key for it in pool] == [("dense", "q1"), ("dense", "q3")]
+    its, plan = plan_grading(pool, own_supports(given, "ana"), order="listed")
+    assert [it.key for it in its] == [("dense", "q1")]
+    assert len(plan_grading(pool, own_supports(given, "ana"), order="listed", regrade=True)[0]) == 2
+    session = Session(its, path, "ana", given, plan, support_pass=True)
+    screen = "\n".join(render(session, None, PASSAGES, width=100, height=40))
+    assert "[1/1]  dense  q1  slice main  support 1/2 in scope  support pass" in screen
+    assert "your grade: correct (note: names the port), kept\nsupport: not graded yet\n" in screen
+    assert "SUPPORT: is every claim of the answer stated in the passages below? 1 supported, 2 partly, 3 not" in screen
+    assert "The ledger listens on port 7443 by default." in screen  # the passages the model saw
+    assert SUPPORT_KEYS_LINE in screen and "by bo" not in screen and "incorrect" not in screen
+    g = session.save_support("supported")
+    assert g == replace(q1, support="supported")
+    assert load_grades(path) == [replace(q1, support="supported"), bo_q1, q2, q3, q4]  # only ana's q1 line changed
+    end = "\n".join(render(session, None, {}, width=100, height=40))
+    assert "End of the list: all 2 answers in scope are support-graded (2 by ana)" in end
+    assert "second grader" not in end.lower()
+    session.back()
+    assert "support this session: supported; 1, 2 or 3 changes it" in "\n".join(
+        render(session, None, {}, width=100, height=40))
+    session.save_support("partly")
+    assert load_grades(path)[0] == replace(q1, support="partly")

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,51 @@ def test_second_pass_and_adjudicate_together_are_one_line_and_exit_2(project):
     res = run_grade(project, "--second-pass", "--adjudicate")
     assert res.returncode == 2 and res.stderr.count("\n") == 1
     assert "--second-pass and --adjudicate are two sessions: pass one of them" in res.stderr
+
+
+# --- support: 1 2 3 before c or w, and the support pass (--support) ----------------------------
+
+
+def test_support_keys_before_a_verdict_and_the_support_pass_add_support_to_own_grades(project):
+    write_grades(grades_file(project), [grade_of("dense", "q1", "correct", note="names the port"),
+                                        grade_of("dense", "q2", "correct"), grade_of("hybrid", "q1", "correct", grader="bo")])
+    res = run_grade(project, "--grader", "ana", "--config", "dense", "--order", "listed", input="3\nw\nq\n")
+    assert res.returncode == 0, res.stderr
+    assert "support not kept for this answer's grade: press c or w" in res.stdout
+    res = run_grade(project, "--support", "--grader", "ana", "--order", "listed", input="c\n2\n9\n1\nq\n")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "[1/2]  dense  q1  slice main  support 1/3 in scope  support pass" in out  # q3 came with its support
+    assert "your grade: correct (note: names the port), kept" in out
+    assert "[1] t/a.md#0" in out and "The ledger listens on port 7443 by default." in out  # the passages shown
+    assert "support pass: verdict and note stay; 1 supported, 2 partly, 3 not, s skip" in out
+    assert "dense q1: support partly (verdict correct kept), saved" in out
+    assert "unknown key 9: 1 supported, 2 partly, 3 not, s skip" in out
+    assert "support graded this session: 2 (1 supported, 1 partly, 0 not), skipped 0" in out
+    assert "answers with a support grade: 3 of 8 (1 supported, 1 partly, 1 not)" in out
+    assert "hybrid" not in out.split("support graded this session")[0].split("skipped hyde.json")[-1]  # bo's answer
+    assert load_grades(grades_file(project)) == [
+        replace(grade_of("dense", "q1", "correct", note="names the port"), support="partly"),
+        replace(grade_of("dense", "q2", "correct"), support="supported"),
+        replace(grade_of("dense", "q3", "incorrect"), support="not"),
+        grade_of("hybrid", "q1", "correct", grader="bo")]
+    res = run_grade(project, "--support", "--grader", "ana")
+    assert "nothing to grade in the support pass: 'ana' has given support to all 3 answers in scope that 'ana' " \
+        "graded (--regrade shows them again)" in res.stdout
+    res = run_grade(project, "--support", "--grader", "cy")
+    assert "nothing to grade in the support pass: 'cy' has graded no answer in scope" in res.stdout
+
+
+@pytest.mark.bad_input
+def test_the_support_pass_with_another_pass_or_in_active_order_is_one_line_and_exit_2(project):
+    res = run_grade(project, "--support", "--second-pass")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "--second-pass and --support are two sessions: pass one of them" in res.stderr
+    res = run_grade(project, "--support", "--order", "active")
+    assert res.returncode == 2 and "--support takes --order listed or random" in res.stderr
+
+
+def test_the_help_names_the_support_keys_and_the_support_pass():
+    res = subprocess.run([*GRADE, "--help"], capture_output=True, text=True, timeout=60, check=True)
+    assert "1 supported, 2 partly, 3 not" in " ".join(res.stdout.split())
+    assert "--support" in res.stdout

@@ -211,3 +211,47 @@ def test_the_second_pass_never_shows_the_first_grader_s_grade(tmp_path, monkeypa
         assert "incorrect by" not in text and '"verdict":"incorrect"' not in text
     lines = [(g.id, g.grader, g.verdict) for g in load_grades(GRADES) if g.config == "dense"]
     assert lines[:2] == [("q1", FIRST, "incorrect"), ("q1", "bo", "correct")] and len(lines) == 8
+
+
+def test_support_with_a_verdict_and_the_support_pass_with_the_passages_in_view(tmp_path, monkeypatch):
+    """2 then c saves dense q1 correct with support partly; the support pass of --grader (tess)
+    lists tess's graded answers without support, shows tess's verdict and note (as text) and the
+    passages the model saw; c is refused there, 1 and a click on Not save at once, verdicts kept."""
+    monkeypatch.chdir(tmp_path)
+    _tiny().make_project(tmp_path)
+    make_project(tmp_path)
+    note = "<i>names</i> the time"
+    write_grades(GRADES, [grade_of("dense", "q2", "correct", grader="tess", note=note),
+                          grade_of("dense", "q3", "incorrect", grader="tess")])
+    proc, base = start_label(tmp_path)
+    try:
+        with chromium_page() as page:
+            open_grade_view(page, base)
+            assert shows(page, "#g-progress", "[1/6]") and shows(page, "#g-answer", ANSWERS["dense"]["q1"])
+            page.keyboard.press("2")
+            assert page.is_checked("input[name=g-support][value=partly]")
+            page.keyboard.press("c")
+            assert shows(page, "#g-messages", "dense q1: correct, support partly, saved")
+            assert page.is_checked("input[name=g-support][value='']")  # the next answer starts without one
+            page.fill("#g-support-grader", "")
+            page.click("#g-support-start")
+            assert shows(page, "#g-progress", "[1/2]  support-graded 1/3 answers in scope (order listed; support pass "
+                                              "by tess")
+            assert shows(page, "#g-answer", ANSWERS["dense"]["q2"])
+            assert shows(page, "#g-previous", f"your grade: correct (note: {note}), kept; support: not graded yet")
+            assert page.query_selector("#g-previous i") is None, "a note's markup is shown as text"
+            assert shows(page, "#g-passages", "Settlement starts at 02:30 UTC every night")  # what the model saw
+            page.keyboard.press("c")
+            assert shows(page, "#g-messages", "support pass: the verdict stays")
+            page.keyboard.press("1")
+            assert shows(page, "#g-progress", "[2/2]") and shows(page, "#g-messages", "dense q2: correct (note: ")
+            assert shows(page, "#g-previous", "your grade: incorrect, kept; support: not graded yet")
+            page.check("input[name=g-support][value=not]")
+            assert shows(page, "#g-progress", "all 3 answers in scope are support-graded (3 by tess)")
+            page.screenshot(path=str(tmp_path / "support-pass.png"), full_page=True)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    assert [(g.id, g.grader, g.verdict, g.note, g.support) for g in load_grades(GRADES)] == [
+        ("q1", "tess", "correct", "", "partly"), ("q2", "tess", "correct", note, "supported"),
+        ("q3", "tess", "incorrect", "", "not")]

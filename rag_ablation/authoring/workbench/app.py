@@ -31,8 +31,9 @@ API (POST, a JSON object in, JSON out; a refusal is 4xx with ``problems``, a lis
     /api/audit/configs|next|accept|reject        (configs: those that ran; next: {"config": NAME})
     /api/queries/load|next|check|save|skip
     /api/drafts/next|check|save
-    /api/grade/next|save|skip|back|summary       (save: {config, id, answer_sha256, verdict, note})
+    /api/grade/next|save|skip|back|summary       (save: {config, id, answer_sha256, verdict, note, support?})
     /api/grade/second|first                      (second: {grader}: the blind second pass)
+    /api/grade/supportpass|support               (supportpass: {grader}; support: {config, id, answer_sha256, support})
 """
 from __future__ import annotations
 
@@ -227,9 +228,10 @@ TEXT, FILE, INDEX, OFFSET, FLAG, SPANS = "text", "file", "index", "offset", "fla
 string bounded by the body limit only (a queries file), ``INDEX`` an integer, ``OFFSET`` an
 integer or null, ``FLAG`` true or false, ``SPANS`` a list of at most ``MAX_SPANS`` marked spans
 (``SPAN_FIELDS``)."""
-OPTIONAL = {"span_start", "track"}
+OPTIONAL = {"span_start", "support", "track"}
 """The fields a request may leave out (the page sends every field of its form; write/next
-without ``track`` offers every track, interleaved)."""
+without ``track`` offers every track, interleaved; grade/save without ``support`` stores no
+support grade, and grade/support refuses a request without one, naming the levels)."""
 
 WRITE_FORM = {"passage": INDEX, "question": TEXT, "span": TEXT, "span_start": OFFSET, "answer": TEXT,
               "slice": TEXT, "id": TEXT}
@@ -250,8 +252,9 @@ FIELDS: dict[str, dict[str, str]] = {
     "queries/skip": {"query": INDEX},
     "drafts/next": {}, "drafts/check": DRAFT_FORM, "drafts/save": DRAFT_FORM,
     "questions/saved": {}, "questions/undo": {"id": TEXT},
-    "grade/next": {}, "grade/save": {**GRADE_TARGET, "verdict": TEXT, "note": TEXT}, "grade/skip": GRADE_TARGET,
+    "grade/next": {}, "grade/save": {**GRADE_TARGET, "verdict": TEXT, "note": TEXT, "support": TEXT}, "grade/skip": GRADE_TARGET,
     "grade/back": {}, "grade/summary": {}, "grade/second": {"grader": TEXT}, "grade/first": {},
+    "grade/supportpass": {"grader": TEXT}, "grade/support": {**GRADE_TARGET, "support": TEXT},
 }
 """Each endpoint (its path after ``/api/``): its fields and their kinds. Every other field is
 refused, as is a missing one (``OPTIONAL`` aside)."""
@@ -318,6 +321,8 @@ class Grading(Protocol):
     def summary(self) -> Any: ...
     def second(self, payload: Mapping[str, Any]) -> Any: ...
     def first(self) -> Any: ...
+    def support_pass(self, payload: Mapping[str, Any]) -> Any: ...
+    def support(self, payload: Mapping[str, Any]) -> Any: ...
 
 
 class GradingOff:
@@ -327,7 +332,7 @@ class GradingOff:
         raise WorkbenchError("grading is off in this workbench (its start said why): start `rag-ablation label` "
                              "from the project's root, with --grades FILE for a data set without its own")
 
-    next = save = skip = back = summary = second = first = _off
+    next = save = skip = back = summary = second = first = support_pass = support = _off
 
 
 def _result(value: Any) -> Any:
@@ -398,6 +403,7 @@ def create_app(bench: Workbench, *, hosts: Sequence[str], searchers: Mapping[str
         "grade/next": lambda p: grade.next(), "grade/save": grade.save, "grade/skip": grade.skip,
         "grade/back": lambda p: grade.back(), "grade/summary": lambda p: grade.summary(),
         "grade/second": grade.second, "grade/first": lambda p: grade.first(),
+        "grade/supportpass": grade.support_pass, "grade/support": grade.support,
     }
     assert handlers.keys() == FIELDS.keys()
     routes = [

@@ -42,6 +42,23 @@ drawn with, ``score`` its judge score, ``rest`` and ``rest_score`` how many answ
 ``known_graded`` and ``known_correct`` how many of the others had a grade, and a correct one,
 when it was saved. A line without ``sampling`` (every grade given in another order, and every
 file written before it existed) reads as before, and is written back without it.
+
+Support (groundedness: is the answer supported by the passages the model was shown?) is an
+optional field of any line, ``"support"``, one of ``SUPPORT_LEVELS``:
+
+- ``supported``: every claim of the answer is stated in the passages shown;
+- ``partly``: some of its claims are, others are not;
+- ``not``: none is, or the answer contradicts the passages.
+
+It grades the answer against the passages only, whatever the reference says (a correct answer
+from the model's own knowledge is ``not`` supported). A grader may leave it out on any line (a
+refusal asserts nothing, so there is nothing to support); a line without it, and every file
+written before it existed, reads as before and is written back byte for byte. It is given with a
+verdict, or added later to a grader's own line by a support pass (``rag-ablation grade
+--support``), which keeps that line's verdict, note, sampling and role. *The* support of an
+answer text (``support_of``) is its adjudicated line's when that line has one, else the support
+of the earliest line for that text that has one (whoever gave it); an answer text without any
+has none.
 """
 from __future__ import annotations
 
@@ -63,7 +80,12 @@ ROLE = "role"
 ADJUDICATED = "adjudicated"
 ROLES = (ADJUDICATED,)
 """Every value ``role`` may take; a line without ``role`` is an ordinary grade."""
-OPTIONAL = (SAMPLING, ROLE)
+SUPPORT = "support"
+"""The optional field of a grade of the answer's support by the passages shown (module docstring)."""
+SUPPORT_LEVELS = ("supported", "partly", "not")
+"""Every value ``support`` may take: every claim of the answer is stated in the passages shown,
+some are, none is (or it contradicts them); a line without ``support`` has no support grade."""
+OPTIONAL = (SAMPLING, ROLE, SUPPORT)
 SAMPLING_FIELDS = ("draw", "known_correct", "known_graded", "population", "probability", "rest", "rest_score",
                    "score", "seed")
 COUNT_FIELDS = ("draw", "known_correct", "known_graded", "population", "rest", "seed")
@@ -100,6 +122,7 @@ class Grade:
     verdict: str
     sampling: Sampling | None = None
     role: str | None = None
+    support: str | None = None  # one of SUPPORT_LEVELS, or None: not graded (module docstring)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -152,6 +175,10 @@ def _problems(obj: Any) -> list[str]:
         out += sampling_problems(obj[SAMPLING])
     if ROLE in obj and obj[ROLE] not in ROLES:
         out.append(f"role {obj[ROLE]!r} is not one of {', '.join(ROLES)} (leave 'role' out for an ordinary grade)")
+    if SUPPORT in obj and obj[SUPPORT] not in SUPPORT_LEVELS:
+        out.append(f"support {obj[SUPPORT]!r} is not one of {', '.join(SUPPORT_LEVELS)} (supported: every claim of "
+                   f"the answer is in the passages shown; partly: some are; not: none is; leave 'support' out when "
+                   f"it is not graded)")
     if obj.get(ROLE) == ADJUDICATED and SAMPLING in obj:
         out.append("an adjudicated grade has no 'sampling' (it was not drawn: leave it out)")
     for f in ("answer_sha256", "config", "grader", "id"):
@@ -169,8 +196,9 @@ def load_grades(path: Path) -> list[Grade]:
     """Every grade in ``path`` (module docstring), in file order; an absent file has none.
 
     Raises ``InvalidData`` naming every bad line (bad JSON, missing or unknown fields, a verdict
-    outside ``VERDICTS``, a ``role`` outside ``ROLES``, a malformed hash, a grader grading the
-    same answer text again, a second adjudicated line for one answer text).
+    outside ``VERDICTS``, a ``role`` outside ``ROLES``, a ``support`` outside ``SUPPORT_LEVELS``,
+    a malformed hash, a grader grading the same answer text again, a second adjudicated line for
+    one answer text).
     """
     path = Path(path)
     if not path.is_file():
@@ -184,7 +212,8 @@ def load_grades(path: Path) -> list[Grade]:
         obj = cast(dict[str, Any], line)  # a dict whenever there are no problems
         if not problems:
             sampling = Sampling(**obj[SAMPLING]) if SAMPLING in obj else None
-            grade = Grade(**{f: obj[f] for f in FIELDS}, sampling=sampling, role=obj.get(ROLE))
+            grade = Grade(**{f: obj[f] for f in FIELDS}, sampling=sampling, role=obj.get(ROLE),
+                          support=obj.get(SUPPORT))
             problems = _repeat_problems(grade, number, seen, adjudicated)
         if problems:
             errors.extend(f"line {number}: {p}" for p in problems)
@@ -220,14 +249,14 @@ def _repeat_problems(grade: Grade, number: int, seen: dict[tuple[str, str, str, 
 
 
 def _line(grade: Grade) -> dict[str, Any]:
-    """The JSON object of ``grade``: ``sampling`` and ``role`` only when set."""
+    """The JSON object of ``grade``: ``sampling``, ``role`` and ``support`` only when set."""
     return {k: v for k, v in asdict(grade).items() if k not in OPTIONAL or v is not None}
 
 
 def write_grades(path: Path, grades: Iterable[Grade]) -> None:
     """Write ``grades`` atomically, one sorted-key JSON object per line, sorted by config, id, hash;
     the lines of one answer text in the order given (the first grader's first, module docstring);
-    ``sampling`` and ``role`` only on the grades that have one."""
+    ``sampling``, ``role`` and ``support`` only on the grades that have one."""
     rows = sorted(grades, key=lambda g: g.slot)  # stable: one text's lines keep their order
     write_jsonl(path, (_line(g) for g in rows))
 
@@ -275,3 +304,22 @@ def match_hashes(grades: Sequence[Grade], hashes: Mapping[tuple[str, str], str])
         else:
             verdicts[g.key] = g.correct
     return Matched(verdicts=verdicts, stale=stale, unknown=unknown)
+
+
+def support_of(grades: Sequence[Grade], hashes: Mapping[tuple[str, str], str]) -> dict[tuple[str, str], str]:
+    """The support level of each current answer (``hashes``: ``(config, id)`` -> sha256 of its
+    current text) that has one, by ``(config, id)``: its text's adjudicated line's support when
+    that line has one, else the support of the earliest line (in ``grades``' order, the file's)
+    for that text that has one (module docstring). Grades of other texts (stale) and answers
+    without a support grade are left out."""
+    out: dict[tuple[str, str], str] = {}
+    settled: set[tuple[str, str]] = set()  # answers whose support is their adjudicated line's
+    for g in grades:
+        if g.support is None or hashes.get(g.key) != g.answer_sha256 or g.key in settled:
+            continue
+        if g.adjudicated:
+            out[g.key] = g.support
+            settled.add(g.key)
+        elif g.key not in out:
+            out[g.key] = g.support
+    return out

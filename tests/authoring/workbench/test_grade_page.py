@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,7 @@ def test_grades_are_written_whole_with_notes_back_replaces_and_skip_writes_nothi
     view = c.post("/api/grade/next", json={}).json()
     r = c.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": "names the port"})
     assert r.status_code == 200 and r.json()["saved"] == {"config": "dense", "id": "q1", "verdict": "correct",
-                                                          "note": "names the port"}
+                                                          "note": "names the port", "support": None}
     view = r.json()
     assert view["answer"]["id"] == "q2" and view["graded"] == 1
     assert load_grades(GRADES) == [grade_of("dense", "q1", "correct", grader="tess", note="names the port")]
@@ -265,3 +266,73 @@ def test_a_finished_first_pass_offers_the_second_and_an_active_server_draws_it_a
 def test_a_second_pass_without_a_name_is_refused(built):
     r = client_of(built, source()).post("/api/grade/second", json={"grader": "  "})
     assert r.status_code == 422 and "type your name for the second pass" in r.json()["problems"][0]
+
+
+# --- support: with the verdict, or in the support pass --------------------------------------------
+
+
+def test_support_is_saved_with_the_verdict_and_the_support_pass_adds_it_keeping_the_verdict(built):
+    write_grades(GRADES, [grade_of("dense", "q2", "correct", grader="ana"),
+                          grade_of("hybrid", "q1", "incorrect", grader="ana", note="no port"),
+                          grade_of("hybrid", "q2", "correct", grader="ana")])
+    c = client_of(built, source())
+    view = c.post("/api/grade/next", json={}).json()
+    assert view["support_levels"] == ["supported", "partly", "not"] and view["pass"] == "first"
+    r = c.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": "", "support": "partly"})
+    assert r.status_code == 200 and r.json()["saved"]["support"] == "partly"
+    assert load_grades(GRADES)[0] == replace(grade_of("dense", "q1", "correct", grader="tess"), support="partly")
+
+    view = c.post("/api/grade/supportpass", json={"grader": "ana"}).json()
+    assert (view["pass"], view["grader"], view["total"], view["graded"], view["in_scope"]) == ("support", "ana", 3, 0, 3)
+    a = view["answer"]
+    assert (a["config"], a["id"], a["previous"]) == ("dense", "q2", None)
+    assert a["own"] == {"verdict": "correct", "note": "", "support": None, "this_session": False}
+    assert a["passages"] == [{"id": "t/b.md#0", "text": PASSAGES["t/b.md#0"]}]  # what the model was shown
+    r = c.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": ""})
+    assert r.status_code == 422 and "the support pass keeps the verdicts" in r.json()["problems"][0]
+    view = c.post("/api/grade/support", json={**target(view), "support": "supported"}).json()
+    assert view["saved"] == {"config": "dense", "id": "q2", "verdict": "correct", "note": "", "support": "supported"}
+    assert view["answer"]["own"]["verdict"] == "incorrect" and view["graded"] == 1
+    view = c.post("/api/grade/support", json={**target(view), "support": "not"}).json()
+    view = c.post("/api/grade/skip", json=target(view)).json()
+    assert view["answer"] is None and view["end"].startswith(
+        "End of the list: 2 of the 3 answers in scope are support-graded (2 by ana), 1 not yet.")
+    assert load_grades(GRADES) == [
+        replace(grade_of("dense", "q1", "correct", grader="tess"), support="partly"),
+        replace(grade_of("dense", "q2", "correct", grader="ana"), support="supported"),
+        replace(grade_of("hybrid", "q1", "incorrect", grader="ana", note="no port"), support="not"),
+        grade_of("hybrid", "q2", "correct", grader="ana")]
+    lines = c.post("/api/grade/summary", json={}).json()["lines"]
+    assert "support graded this session: 2 (1 supported, 0 partly, 1 not), skipped 1" in lines
+    assert "answers with a support grade: 3 of 8 (1 supported, 1 partly, 1 not)" in lines
+    view = c.post("/api/grade/supportpass", json={"grader": ""}).json()  # no name: --grader's own (tess)
+    assert (view["grader"], view["total"], view["in_scope"]) == ("tess", 0, 1)
+    assert view["end"] == "All 1 answers in scope are support-graded (1 by tess): nothing is left to grade."
+    assert c.post("/api/grade/first", json={}).json()["pass"] == "first"
+
+
+@pytest.mark.bad_input
+def test_bad_support_requests_are_refused_and_nothing_is_written(built):
+    write_grades(GRADES, [grade_of("dense", "q1", "correct", grader="tess")])
+    before = GRADES.read_bytes()
+    c = client_of(built, source())
+    view = c.post("/api/grade/next", json={}).json()
+    r = c.post("/api/grade/save", json={**target(view), "verdict": "correct", "note": "", "support": "mostly"})
+    assert r.status_code == 422 and r.json()["problems"] == [
+        "support 'mostly' is not one of supported, partly, not (supported: every claim of the answer is in the "
+        "passages shown; partly: some are; not: none is)"]
+    r = c.post("/api/grade/support", json={**target(view), "support": "supported"})  # not in the support pass
+    assert r.status_code == 422 and "support alone is saved in the support pass" in r.json()["problems"][0]
+    view = c.post("/api/grade/supportpass", json={"grader": "tess"}).json()
+    r = c.post("/api/grade/support", json=target(view))  # no level
+    assert r.status_code == 422 and r.json()["problems"][0].startswith("support '' is not one of supported")
+    r = c.post("/api/grade/support", json={**target(view), "id": "q2", "support": "not"})
+    assert r.status_code == 422 and "reload the page" in r.json()["problems"][0]
+    r = c.post("/api/grade/support", json={**target(view), "support": 3})
+    assert r.status_code == 422 and "field 'support' must be a string" in r.json()["problems"][0]
+    assert GRADES.read_bytes() == before
+    ext = TestClient(create_app(built, hosts=own_hosts(PORT), grading=GradeMode(source())), base_url=BASE)
+    body = {**target(view), "support": "not"}
+    assert ext.post("/api/grade/support", json=body, headers={"Origin": "http://evil.example"}).status_code == 403
+    assert ext.post("/api/grade/supportpass", json={"grader": "x"}, headers={"Origin": BASE}).status_code == 403
+    assert GRADES.read_bytes() == before

@@ -4,7 +4,8 @@
 // keys and screen in the page. Loaded after app.js, whose helpers ($, el, api, show, loaders) it
 // uses. Every text is inserted with textContent (el), never as HTML.
 
-const G = {a: null, whole: false, cut: 400, help: "", busy: false};
+const G = {a: null, whole: false, cut: 400, help: "", busy: false, pass: "first"};
+const SUPPORT_KEYS = {1: "supported", 2: "partly", 3: "not"};
 
 function gradeTarget() {
   return {config: G.a.config, id: G.a.id, answer_sha256: G.a.answer_sha256};
@@ -19,15 +20,28 @@ function gradePassage(p) {
   return li;
 }
 
+// The support level chosen on the form ("" when none is).
+function supportChosen() {
+  const on = document.querySelector("input[name=g-support]:checked");
+  return on ? on.value : "";
+}
+
+function supportSet(level) {
+  document.querySelectorAll("input[name=g-support]").forEach((r) => { r.checked = r.value === (level || ""); });
+}
+
 function gradeShow(data) {
   G.a = data.answer;
   G.cut = data.cut;
   G.help = data.help;
+  G.pass = data.pass;
   $("g-estimate").textContent = data.estimate || "";
   $("g-note").value = "";
+  supportSet(data.answer && data.answer.own ? data.answer.own.support : "");
   // the second pass is blind: the server sends only this grader's own grades (grade_page.py)
   const order = "order " + data.order + (data.pass === "second" ? "; second pass by " + data.grader +
-    ", blind: the other grades are hidden" : "");
+    ", blind: the other grades are hidden" : data.pass === "support" ? "; support pass by " + data.grader +
+    ": 1 supported, 2 partly, 3 not; the verdicts stay" : "");
   $("g-offer").textContent = data.second_offer || "";
   if (!G.a) {  // data.end: how many answers in scope are graded, and by whom (grader.end_of_list)
     $("g-progress").textContent = data.end + (data.total ? " b goes back to the last answer." : "") + " (" + order +
@@ -38,14 +52,20 @@ function gradeShow(data) {
   }
   const a = G.a;
   // [position in this session's list / its length]; graded: the grades on file for every answer in scope
-  $("g-progress").textContent = "[" + data.position + "/" + data.total + "]  graded " + data.graded + "/" +
-    data.in_scope + " answers in scope (" + order + ")";
+  $("g-progress").textContent = "[" + data.position + "/" + data.total + "]  " +
+    (data.pass === "support" ? "support-graded " : "graded ") + data.graded + "/" + data.in_scope +
+    " answers in scope (" + order + ")";
   $("g-where").textContent = "config " + a.config + ", question " + a.id + ", slice " + a.slice +
     (a.answerable ? "" : " (unanswerable: the correct answer declines)");
   const p = a.previous;
-  $("g-previous").textContent = !p ? "" : (p.stale ? "STALE grade: " + p.verdict + " by " + p.grader +
+  const own = a.own;
+  $("g-previous").textContent = own ? "your grade: " + own.verdict + (own.note ? " (note: " + own.note + ")" : "") +
+    ", kept; support" + (own.this_session ? " this session" : "") + ": " + (own.support || "not graded yet") :
+    !p ? "" : (p.stale ? "STALE grade: " + p.verdict + " by " + p.grader +
     ", given for an older answer text; grade it again" : "graded" + (p.this_session ? " this session" : "") + ": " +
-    p.verdict + " by " + p.grader + (p.note ? " (note: " + p.note + ")" : "") + "; c or w changes it");
+    p.verdict + " by " + p.grader + (p.note ? " (note: " + p.note + ")" : "") +
+    (p.support ? ", support " + p.support : "") + "; c or w changes it");
+  if (p && !p.stale && p.support) supportSet(p.support);
   $("g-question").textContent = a.question === null ? "(not in the question file)" : a.question;
   $("g-reference").textContent = a.reference === null ? "(not in the question file)" : a.reference;
   $("g-answer").textContent = a.answer;
@@ -72,14 +92,32 @@ async function gradeNext() {
   if (await gradeCall("/api/grade/next")) $("g-messages").replaceChildren();
 }
 
+function savedLine(s) {
+  return s.config + " " + s.id + ": " + s.verdict + (s.note ? " (note: " + s.note + ")" : "") +
+    (s.support ? ", support " + s.support : "") + ", saved";
+}
+
 async function gradeVerdict(verdict) {
   if (!G.a) { show($("g-messages"), ["nothing to grade here: b goes back to the last answer"], "problem"); return; }
-  const data = await gradeCall("/api/grade/save", {...gradeTarget(), verdict: verdict, note: $("g-note").value});
-  if (data) {
-    const s = data.saved;
-    show($("g-messages"), [s.config + " " + s.id + ": " + s.verdict + (s.note ? " (note: " + s.note + ")" : "") +
-      ", saved"], "saved");
+  if (G.pass === "support") {
+    show($("g-messages"), ["support pass: the verdict stays; 1 supported, 2 partly, 3 not, s skip"], "problem");
+    return;
   }
+  const data = await gradeCall("/api/grade/save", {...gradeTarget(), verdict: verdict, note: $("g-note").value,
+    support: supportChosen()});
+  if (data) show($("g-messages"), [savedLine(data.saved)], "saved");
+}
+
+// A support level: in the support pass saved at once; else chosen on the form for the next c or w.
+async function gradeSupport(level) {
+  if (!G.a) { show($("g-messages"), ["nothing to grade here: b goes back to the last answer"], "problem"); return; }
+  if (G.pass !== "support") {
+    supportSet(level);
+    show($("g-messages"), ["support " + level + " kept for this answer's grade: press c or w"], "fact");
+    return;
+  }
+  const data = await gradeCall("/api/grade/support", {...gradeTarget(), support: level});
+  if (data) show($("g-messages"), [savedLine(data.saved)], "saved");
 }
 
 async function gradeSkip() {
@@ -116,6 +154,14 @@ $("g-summary").addEventListener("click", gradeSummary);
 $("g-second").addEventListener("click", async () => {
   if (await gradeCall("/api/grade/second", {grader: $("g-grader").value})) $("g-messages").replaceChildren();
 });
+$("g-support-start").addEventListener("click", async () => {
+  if (await gradeCall("/api/grade/supportpass", {grader: $("g-support-grader").value})) {
+    $("g-messages").replaceChildren();
+  }
+});
+document.querySelectorAll("input[name=g-support]").forEach((r) => r.addEventListener("change", () => {
+  if (G.pass === "support" && G.a && r.value) gradeSupport(r.value);
+}));
 $("g-first").addEventListener("click", async () => {
   if (await gradeCall("/api/grade/first")) $("g-messages").replaceChildren();
 });
@@ -123,19 +169,21 @@ $("g-first").addEventListener("click", async () => {
 const GRADE_KEYS = {
   c: () => gradeVerdict("correct"), w: () => gradeVerdict("incorrect"), s: gradeSkip, b: gradeBack,
   p: gradeToggle, n: () => $("g-note").focus(), "?": () => show($("g-messages"), [G.help], "fact"),
+  1: () => gradeSupport(SUPPORT_KEYS[1]), 2: () => gradeSupport(SUPPORT_KEYS[2]), 3: () => gradeSupport(SUPPORT_KEYS[3]),
 };
 
 document.addEventListener("keydown", (e) => {
   if ($("grade").hidden || e.ctrlKey || e.altKey || e.metaKey) return;
-  if (e.target.matches && e.target.matches("input, textarea, select")) {
+  if (e.target.matches && e.target.matches("input[type=text], textarea, select")) {
     if (e.key === "Enter" && e.target.id === "g-note") { e.preventDefault(); e.target.blur(); }
     return;  // typing a note: keys are text
   }
   const act = GRADE_KEYS[e.key];
   if (act) { e.preventDefault(); act(); return; }
   if (e.key.length === 1) {
-    show($("g-messages"), ["unknown key " + e.key + ": c correct, w wrong, s skip, b back, n note, p passages, ? help"],
-      "problem");
+    show($("g-messages"), ["unknown key " + e.key + (G.pass === "support" ? ": 1 supported, 2 partly, 3 not, s skip, " +
+      "b back, p passages, ? help" : ": c correct, w wrong, 1/2/3 support, s skip, b back, n note, p passages, ? help")],
+    "problem");
   }
 });
 
