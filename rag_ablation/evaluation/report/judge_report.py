@@ -286,7 +286,8 @@ def measure_section(detail: Detail, confidence: float) -> str:
         f"{m.label} is compared on the questions where both answers have one ("
         + ", ".join(f"`{c}`: {n} answerable answer(s) without" for c, n in m.undefined)
         + ": refusals, answers with no content word, unknown passages); it counts the answer's words found in the "
-        "passages shown, not whether they support it, and is not calibrated against hand grades." for m in partial]
+        "passages shown, not whether they support it (how well it ranks hand grades of support: the Support "
+        "section)." for m in partial]
     return "\n".join([
         "## Answer configs compared on every answer", "",
         f"Each answered config against `{base}` on every answerable question both answered (not only the graded "

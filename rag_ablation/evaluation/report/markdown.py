@@ -302,8 +302,8 @@ def answers_section(metrics: Metrics, answered: Sequence[str], settings: StatsCo
             "found in the passages its prompt showed, over the answers that have one (without: refusals, answers "
             "with no content word, answers whose passages are unknown). It counts wording taken from the passages, "
             "not support: a correct paraphrase scores low and an answer copied from a wrong passage scores high; "
-            "it is not calibrated against hand grades, so it has no threshold and no supported / unsupported "
-            "verdict.")
+            "on its own it has no threshold and no supported / unsupported verdict: how well it ranks hand grades "
+            "of support, and the threshold chosen on them, are in the Support (groundedness) section.")
     return "\n".join(["## Answers (judge-free proxy)", "", " ".join(about), "", table(header, rows)])
 
 

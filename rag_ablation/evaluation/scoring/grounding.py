@@ -12,9 +12,9 @@ of the passages the model was shown (the answer record's ``passages``, in the pr
 
 With ``n`` content words of which ``s`` occur in the passages it is ``s / n``, from 0 to 1.
 It is a lexical proxy, not a judgement of support: a correct paraphrase scores low, and an
-answer copied from a passage that was shown but does not answer the question scores 1. It is
-not calibrated against hand grades of support (there are none yet), so it carries no threshold
-and no supported / unsupported verdict.
+answer copied from a passage that was shown but does not answer the question scores 1. On its
+own it carries no threshold and no supported / unsupported verdict; judge_eval calibrates it
+against hand grades of support (``rag_ablation.evaluation.judges.support_eval``).
 
 Undefined (``None``, an empty cell; never 0 or 1), each with its reason (:data:`REASONS`):
 

@@ -107,7 +107,8 @@ LEXICAL_SUPPORT = "lexical_support"
 (``rag_ablation.evaluation.scoring.grounding``): continuous, empty where undefined (refusals,
 answers without content words, unknown passages). Judge_eval compares the answered configs on it
 (``statistics.answer_verdicts``) on the questions where both answers have one; it is not an
-``ANSWER_MEASURES`` measure (no gate, diff or sweep measure: it is not calibrated)."""
+``ANSWER_MEASURES`` measure (no gate, diff or sweep measure: a lexical proxy, calibrated against
+hand grades of support only in judge_eval's support block)."""
 
 RECALL_OF = {column: name for name, column in {**MEASURES, **GRADED_MEASURES, **ANSWER_MEASURES,
                                                 LEXICAL_SUPPORT: LEXICAL_SUPPORT}.items()}

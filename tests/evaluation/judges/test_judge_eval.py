@@ -417,7 +417,7 @@ def test_lexical_support_is_compared_beside_token_f1_when_answers_have_it():
     assert "| lexical support | `hybrid` | 23 | 0.500 / 0.750 | " in text
     assert ("lexical support is compared on the questions where both answers have one (`dense`: 1 answerable "
             "answer(s) without, `hybrid`: 0 answerable answer(s) without") in text
-    assert "not calibrated against hand grades" in text
+    assert "not whether they support it (how well it ranks hand grades of support: the Support section)" in text
 
 
 def test_ppi_says_why_it_does_not_run():

@@ -94,7 +94,8 @@ def test_the_answers_table_shows_lexical_support_only_when_an_answered_config_ha
            "| n (without) |" in part
     assert table_row(part, "`dense`").endswith(" | 20 | 0.500 | 0.500 to 0.500 | 18 (2 without) |")
     assert "| `hybrid` | unavailable |  |  |  |  |  |" in part
-    assert "not calibrated against hand grades" in part and "faithful" not in part
+    assert "no supported / unsupported verdict" in part and "Support (groundedness)" in part
+    assert "faithful" not in part
 
 
 def test_the_subsampling_table_words_a_loss_as_a_loss():
