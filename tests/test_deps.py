@@ -20,7 +20,8 @@ from conftest import ROOT
 CORE = "rag_ablation/core"
 FOLDERS = (CORE, "rag_ablation/llm/client")
 """Folders a stage lists as one dependency (``CORE`` first: every stage lists it)."""
-JUDGE_RUNNERS = ("rag_ablation/evaluation/judges/judging.py", "rag_ablation/evaluation/judges/judge_checks.py")
+JUDGE_RUNNERS = ("rag_ablation/evaluation/judges/judging.py", "rag_ablation/evaluation/judges/judge_checks.py",
+                 "rag_ablation/evaluation/judges/support.py")
 """The only evaluation modules that call the LLM layer (they run the judges)."""
 
 
@@ -119,7 +120,7 @@ def test_stage_deps_match_imports():
 
 
 def test_llm_stages_list_the_client_as_one_folder():
-    for name in ("queries", "generate", "judge", "judge_checks"):
+    for name in ("queries", "generate", "judge", "judge_checks", "support"):
         assert "rag_ablation/llm/client" in stages()[name]["deps"], name
 
 

@@ -138,7 +138,8 @@ def test_an_llm_code_edit_reruns_no_retrieval_or_scoring_stage(repo):
         out = sh(repo, DVC, "repro")
     finally:
         prompting.write_text(original)
-    assert ran(out) and all(s.split("@")[0] in {"queries", "generate", "judge", "judge_checks"} for s in ran(out)), ran(out)
+    assert ran(out) and all(s.split("@")[0] in {"queries", "generate", "judge", "judge_checks", "support"}
+                        for s in ran(out)), ran(out)
     restore(repo)
 
 

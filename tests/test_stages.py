@@ -535,6 +535,62 @@ def test_without_an_llm_the_judge_free_judges_still_run(judged, tmp_path):
     assert all("llm" not in v and v["token_f1"]["verdict"] in ("correct", "incorrect") for v in out["verdicts"])
 
 
+# ------------------------------------------------------------------ support (groundedness)
+def support_run(built, tmp_path, name, *, llm=None, out="s.json", latency="lat.json"):
+    """support@NAME on the built project's answers and run, with params of its own in ``tmp_path``
+    (two canary answers; ``llm`` replaces the llm block) and the prompt cache in ``tmp_path``."""
+    params = yaml.safe_load((built / "params.yaml").read_text())
+    params["support"] = {"canaries": 2}
+    if llm is not None:
+        params["llm"] = llm
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    b = built / "build"
+    res = stage(tmp_path, "support.py", "--name", name, "--answers", b / f"answers/{name}.json", "--run",
+                b / f"runs/{name}.json", "--questions", b / "q.jsonl", "--prompts", ROOT / "prompts",
+                "--out", tmp_path / out, "--latency", tmp_path / latency)
+    return load(tmp_path / out), load(tmp_path / latency), res
+
+
+def test_support_stage_scores_every_answer_and_the_canaries(built, tmp_path):
+    from rag_ablation.evaluation.judges.grades import answer_sha256
+    out, latency, _ = support_run(built, tmp_path, "bm25")
+    answers = load(built / "build/answers/bm25.json")["answers"]
+    assert set(out) == {"config", "status", "reason", "llm", "prompt", "answers", "canaries", "unscored", "invalid"}
+    assert out["status"] == "ok" and out["reason"] is None and out["prompt"] == "support"
+    assert out["llm"]["backend"] == "llama_cpp" and out["llm"]["top_logprobs"] == 20
+    assert [(r["id"], r["answer_sha256"]) for r in out["answers"]] == [(a["id"], answer_sha256(a["answer"]))
+                                                                       for a in answers]
+    rows = out["answers"] + out["canaries"]
+    for row in rows:
+        assert row["p_supported"] is None or 0.0 <= row["p_supported"] <= 1.0
+        assert row["verdict"] in ("supported", "unsupported", "invalid")
+    assert out["unscored"] == sum(r["p_supported"] is None for r in out["answers"])
+    assert out["invalid"] == sum(r["verdict"] == "invalid" for r in out["answers"])
+    texts = load(built / "build/runs/bm25.json")["passages"]
+    shown = {a["id"]: a["passages"] for a in answers}
+    assert sorted(c["kind"] for c in out["canaries"]) == ["shown_copy", "shown_copy", "unrelated_copy", "unrelated_copy"]
+    for c in out["canaries"]:
+        assert set(c) == {"id", "kind", "text", "source", "p_supported", "lexical_support", "reply", "verdict"}
+        assert (c["source"] in shown[c["id"]]) is (c["kind"] == "shown_copy") and c["text"]
+        assert c["source"] in texts
+        assert c["lexical_support"] is None or 0.0 <= c["lexical_support"] <= 1.0
+        if c["kind"] == "shown_copy":  # copied from a shown passage: every word is in it
+            assert c["lexical_support"] in (1.0, None)
+    assert latency["calls"] == len(answers) + 4 and latency["misses"] == latency["calls"]
+    again, latency, _ = support_run(built, tmp_path, "bm25", out="again.json", latency="lat2.json")
+    assert latency == {"calls": len(answers) + 4, "hits": len(answers) + 4, "misses": 0}
+    assert (tmp_path / "again.json").read_bytes() == (tmp_path / "s.json").read_bytes()
+
+
+def test_support_stage_is_unavailable_without_answers_or_an_llm(built, tmp_path):
+    out, latency, res = support_run(built, tmp_path, "bm25", llm={"backend": "none"})
+    assert out["status"] == "unavailable" and "llm.backend is none" in out["reason"]
+    assert out["answers"] == [] and out["canaries"] == [] and out["llm"] is None and latency["calls"] == 0
+    assert "support@bm25: unavailable" in res.stderr
+    out, latency, _ = support_run(built, tmp_path, "hybrid_rerank", out="h.json", latency="hl.json")
+    assert out["status"] == "unavailable" and out["reason"] and out["answers"] == [] and latency["calls"] == 0
+
+
 def test_judge_checks_make_canaries_for_graded_questions_and_pairs_both_ways(judged):
     out = load(judged / "build/checks.json")
     answerable_graded = sorted(set(GRADED) - {"q-count"} | {"q-rl413"})  # stale grades still name a graded question

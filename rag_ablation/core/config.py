@@ -1010,6 +1010,31 @@ class JudgeConfig:
         return self.llm or answer_llm
 
 
+@dataclass(frozen=True)
+class SupportConfig:
+    """``support``: the answer model's probability that an answer is supported by the passages
+    its prompt showed (``support@CONFIG``, ``evaluation.judges.support``). ``prompt``: the
+    template under ``prompts/`` ({question}, {passages}, {answer}; reply SUPPORTED or
+    UNSUPPORTED). ``canaries``: the canary answers (an unrelated passage's sentences, a shown
+    passage's sentences) are made for a seeded selection (``seed``) of up to this many answers
+    per config, two each; 0: none. ``top_logprobs``: the alternatives of the first reply token
+    the score P(SUPPORTED) is read from (0: the reply's word only, no score). ``num_predict``:
+    tokens for the reply (SmolLM2 spells UNSUPPORTED in 5 tokens, SUPPORTED in 4; the score reads
+    the first token only, the verdict needs the whole word)."""
+
+    prompt: str = "support"
+    canaries: int = 20
+    seed: int = 0
+    top_logprobs: int = 20
+    num_predict: int = 6
+
+    @classmethod
+    def from_params(cls, spec: Any) -> SupportConfig:
+        return cls(**read_block(spec, "support", {
+            "prompt": text, "canaries": non_negative_int, "seed": integer, "top_logprobs": non_negative_int,
+            "num_predict": positive_int}, defaults=field_defaults(cls)))
+
+
 INTERVAL_METHODS = ("bca", "percentile")
 BINARY_MEASURES = ("hit_at_1", "hit_at_5", "hit_at_10")
 """The 0/1 per-question columns: compared with the exact sign test on fixed and broken questions."""
@@ -1366,11 +1391,12 @@ class Params:
     workbench: WorkbenchConfig = field(default_factory=WorkbenchConfig)
     ray: RayConfig = field(default_factory=RayConfig)
     documents: DocumentsConfig = field(default_factory=DocumentsConfig)
+    support: SupportConfig = field(default_factory=SupportConfig)
     run_configs: tuple[str, ...] = ()
 
     BLOCKS = ("dataset", "documents", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings",
-              "retrieval", "apps", "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "gate", "split",
-              "workbench", "ray")
+              "retrieval", "apps", "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "support", "gate",
+              "split", "workbench", "ray")
 
     @classmethod
     def from_params(cls, raw: Mapping[str, Any]) -> Params:
@@ -1411,6 +1437,7 @@ class Params:
             generation=GenerationConfig.from_params(raw.get("generation"), retrieval=retrieval),
             stats=StatsConfig.from_params(raw.get("stats"), retrieval=tuple(retrieval), selected=selected),
             judge=JudgeConfig.from_params(raw.get("judge")),
+            support=SupportConfig.from_params(raw.get("support")),
             gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval), selected=selected,
                                         answered=_mapping(raw.get("generation"), "generation").get("configs") or ()),
             run_configs=selected,

@@ -32,7 +32,8 @@ DOC = ROOT / "docs" / "pipeline.md"
 BLOCKS: dict[str, type] = {
     "labels": config.LabelsConfig, "embedding": config.EmbeddingConfig, "bm25": config.Bm25Config,
     "faiss": config.FaissConfig, "llm": config.LlmConfig, "generation": config.GenerationConfig,
-    "stats": config.StatsConfig, "judge": config.JudgeConfig, "gate": config.GateConfig, "split": config.SplitConfig,
+    "stats": config.StatsConfig, "judge": config.JudgeConfig, "support": config.SupportConfig,
+    "gate": config.GateConfig, "split": config.SplitConfig,
     "workbench": config.WorkbenchConfig, "ray": config.RayConfig, "documents": config.DocumentsConfig,
     "chunkings.<name>": config.ChunkingConfig, "retrieval.<name>": config.RetrievalConfig,
     "retrieval.<name>.rerank": config.RerankConfig, "query_transforms.<name>": config.QueryTransformConfig,
