@@ -26,8 +26,8 @@ from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
 from rag_ablation.evaluation.judges.grades import answer_sha256
-from rag_ablation.evaluation.judges.support import (SupportItem, SupportScore, score_support, shown_texts,
-                                                    support_canaries)
+from rag_ablation.evaluation.judges.support import (SupportItem, SupportScore, grouped_order, score_support,
+                                                    shown_texts, support_canaries)
 from rag_ablation.evaluation.scoring.grounding import lexical_support
 from rag_ablation.llm.client.prompt_cache import NO_CALLS, CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
@@ -82,9 +82,13 @@ def main() -> None:
     cached = CachedLLM(backend, PromptCache(), options={"support_prompt": sc.prompt})
     out["llm"] = {**backend.identity(), **backend.settings(), "num_predict": sc.num_predict,
                   "top_logprobs": sc.top_logprobs}
-    scores = score_support(cached, template, [*items.values(), *(c.item for c in canaries)],
-                           num_predict=sc.num_predict, top_logprobs=sc.top_logprobs, concurrency=llm_cfg.concurrency,
-                           progress=lambda it: tqdm(it, desc=f"support@{args.name}", file=sys.stderr))
+    asked_items = [*items.values(), *(c.item for c in canaries)]
+    order = grouped_order(list(items), [c.id for c in canaries])
+    in_order = score_support(cached, template, [asked_items[k] for k in order], num_predict=sc.num_predict,
+                             top_logprobs=sc.top_logprobs, concurrency=llm_cfg.concurrency,
+                             progress=lambda it: tqdm(it, desc=f"support@{args.name}", file=sys.stderr))
+    position = {k: pos for pos, k in enumerate(order)}
+    scores = [in_order[position[k]] for k in range(len(asked_items))]
     by_id = dict(zip(items, scores))
     out["answers"] = answer_rows(records, by_id)
     out["canaries"] = [{"id": c.id, "kind": c.kind, "text": c.text, "source": c.source,

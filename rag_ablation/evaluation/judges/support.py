@@ -17,7 +17,9 @@ stated in them, in one word: SUPPORTED or UNSUPPORTED.
   alternatives or none begins either label. The score is the model's relative preference
   between the two labels only: how much of the first token's mass the labels hold is not in it.
 
-Uncalibrated: there are no hand grades of support yet, so the score carries no threshold.
+On its own the score carries no threshold: judge_eval calibrates it against the hand grades of
+support (``rag_ablation.evaluation.judges.support_eval``: AUC, cross-fitted kappa, a threshold
+chosen on the grades, the canaries judged at that threshold).
 
 **Canaries** (``support_canaries``): for a seeded selection of up to ``n`` answers of a config
 whose shown passages all have text, two made-up answers each, with the answer's own question and
@@ -119,6 +121,23 @@ def score_support(llm: CachedLLM, template: str, items: Sequence[SupportItem], *
                         progress=progress, top_logprobs=top_logprobs)
     return [SupportScore(gen.text.strip(), parse_support(gen.text), p_supported(gen.top_logprobs))
             for gen, _ in replies]
+
+
+def grouped_order(answer_ids: Sequence[str], canary_ids: Sequence[str]) -> list[int]:
+    """The order in which to ask the support prompts of ``answer_ids`` followed by those of
+    ``canary_ids`` (indices into that joined list): each answer, then the canaries made for it
+    (``canary_ids[j]`` is the question id of canary ``j``), then any canary whose answer is not
+    in ``answer_ids``. A canary's prompt repeats its answer's prompt up to the answer text (the
+    same question and passages), so asked right after it on the same model the embedded
+    llama.cpp engine evaluates only the differing tail: a canary then costs about a tenth of an
+    answer (0.5 s against 4 to 5 s for SmolLM2 on 2 cores). The replies do not depend on the
+    order."""
+    n = len(answer_ids)
+    after: dict[str, list[int]] = {}
+    for j, qid in enumerate(canary_ids):
+        after.setdefault(qid, []).append(n + j)
+    order = [k for i, qid in enumerate(answer_ids) for k in (i, *after.pop(qid, []))]
+    return order + sorted(k for ks in after.values() for k in ks)
 
 
 def shown_texts(shown: Sequence[str], texts: Mapping[str, str]) -> tuple[str, ...] | None:

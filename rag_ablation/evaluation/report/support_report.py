@@ -79,7 +79,7 @@ def split_lines(detail: Detail, configs: Sequence[str]) -> list[str]:
                 f"Supported: {_share(s.get('hand'))} of the answers with a hand support grade; "
                 f"{_share(s.get('judged'))} of every answer with a known support verdict "
                 f"({detail['support']['source']}).", ""]
-        for key, split in (s.get("split") or {}).items():
+        for split in (s.get("split") or {}).values():
             out += [split["markdown"], ""]
     return out
 

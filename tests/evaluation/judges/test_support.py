@@ -156,3 +156,15 @@ def test_no_unrelated_copy_when_every_passage_is_from_a_shown_document():
 def test_a_negative_canary_count_is_one_message():
     with pytest.raises(ValueError, match="support.canaries must be >= 0, got -1"):
         support_canaries(RECORDS, QUESTIONS, TEXTS, n=-1, seed=0)
+
+
+def test_each_answers_canaries_are_asked_right_after_it():
+    from rag_ablation.evaluation.judges.support import grouped_order
+
+    answers = ["a", "b", "c"]
+    canaries = ["b", "a", "b", "z"]  # canary j was made for answer canaries[j]; z's answer was not asked
+    order = grouped_order(answers, canaries)
+    joined = [*answers, *(f"canary of {q}" for q in canaries)]
+    assert [joined[k] for k in order] == ["a", "canary of a", "b", "canary of b", "canary of b", "c", "canary of z"]
+    assert sorted(order) == list(range(len(joined))), "every prompt asked once"
+    assert grouped_order([], []) == [] and grouped_order(["a"], []) == [0]
