@@ -7,7 +7,7 @@ are unknown and nothing was asked) and the sha256 of the answer text; then two c
 each of a seeded selection of up to `support.canaries` answers (`unrelated_copy`, `shown_copy`),
 each with P(SUPPORTED) and its lexical support (rag_ablation.evaluation.judges.support). The
 model is the answer model (`llm`). Unavailable (with the reason) when the answers are, or when
-`llm.backend` is `none`. Every prompt goes through the prompt cache, so a killed run loses
+`llm.backend` is `none`, or `support.ask_llm` is false. Every prompt goes through the prompt cache, so a killed run loses
 nothing and a rerun resumes; a leaf latency file holds the cache's calls, hits and misses.
 """
 from __future__ import annotations
@@ -34,6 +34,8 @@ from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.llm.client.registry import backend_from_config
 
 NO_LLM_REASON = "the support score needs an LLM, and llm.backend is none"
+NOT_ASKED_REASON = ("support.ask_llm is false: the answer model was not asked (lexical support is still "
+                    "calibrated in judge_eval); -S support.ask_llm=true asks it")
 
 
 def answer_rows(records: Sequence[Mapping[str, Any]], scores: Mapping[str, SupportScore]) -> list[dict[str, Any]]:
@@ -65,6 +67,8 @@ def main() -> None:
                            "llm": None, "prompt": sc.prompt, "answers": [], "canaries": [], "unscored": 0, "invalid": 0}
     if answers["status"] == "ok" and not llm_cfg.enabled:
         out.update(status="unavailable", reason=NO_LLM_REASON)
+    elif answers["status"] == "ok" and not sc.ask_llm:
+        out.update(status="unavailable", reason=NOT_ASKED_REASON)
     if out["status"] != "ok":
         runner.write_unavailable(out, out=args.out, latency=args.latency, no_work=NO_CALLS,
                                  label=f"support@{args.name}")

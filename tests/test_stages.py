@@ -536,11 +536,11 @@ def test_without_an_llm_the_judge_free_judges_still_run(judged, tmp_path):
 
 
 # ------------------------------------------------------------------ support (groundedness)
-def support_run(built, tmp_path, name, *, llm=None, out="s.json", latency="lat.json"):
+def support_run(built, tmp_path, name, *, llm=None, out="s.json", latency="lat.json", ask_llm=True):
     """support@NAME on the built project's answers and run, with params of its own in ``tmp_path``
     (two canary answers; ``llm`` replaces the llm block) and the prompt cache in ``tmp_path``."""
     params = yaml.safe_load((built / "params.yaml").read_text())
-    params["support"] = {"canaries": 2}
+    params["support"] = {"canaries": 2, "ask_llm": ask_llm}
     if llm is not None:
         params["llm"] = llm
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
@@ -589,6 +589,8 @@ def test_support_stage_is_unavailable_without_answers_or_an_llm(built, tmp_path)
     assert "support@bm25: unavailable" in res.stderr
     out, latency, _ = support_run(built, tmp_path, "hybrid_rerank", out="h.json", latency="hl.json")
     assert out["status"] == "unavailable" and out["reason"] and out["answers"] == [] and latency["calls"] == 0
+    out, latency, _ = support_run(built, tmp_path, "bm25", out="n.json", latency="nl.json", ask_llm=False)
+    assert out["status"] == "unavailable" and "support.ask_llm is false" in out["reason"] and latency["calls"] == 0
 
 
 def test_judge_checks_make_canaries_for_graded_questions_and_pairs_both_ways(judged):

@@ -1013,7 +1013,10 @@ class JudgeConfig:
 @dataclass(frozen=True)
 class SupportConfig:
     """``support``: the answer model's probability that an answer is supported by the passages
-    its prompt showed (``support@CONFIG``, ``evaluation.judges.support``). ``prompt``: the
+    its prompt showed (``support@CONFIG``, ``evaluation.judges.support``). ``ask_llm``: False
+    leaves the answer model unasked (the stage writes ``unavailable`` with the reason; lexical
+    support is still calibrated in judge_eval), saving about five minutes per answered config
+    of a cold run with SmolLM2 on 2 cores. ``prompt``: the
     template under ``prompts/`` ({question}, {passages}, {answer}; reply SUPPORTED or
     UNSUPPORTED). ``canaries``: the canary answers (an unrelated passage's sentences, a shown
     passage's sentences) are made for a seeded selection (``seed``) of up to this many answers
@@ -1022,6 +1025,7 @@ class SupportConfig:
     tokens for the reply (SmolLM2 spells UNSUPPORTED in 5 tokens, SUPPORTED in 4; the score reads
     the first token only, the verdict needs the whole word)."""
 
+    ask_llm: bool = True
     prompt: str = "support"
     canaries: int = 20
     seed: int = 0
@@ -1031,7 +1035,8 @@ class SupportConfig:
     @classmethod
     def from_params(cls, spec: Any) -> SupportConfig:
         return cls(**read_block(spec, "support", {
-            "prompt": text, "canaries": non_negative_int, "seed": integer, "top_logprobs": non_negative_int,
+            "ask_llm": boolean, "prompt": text, "canaries": non_negative_int, "seed": integer,
+            "top_logprobs": non_negative_int,
             "num_predict": positive_int}, defaults=field_defaults(cls)))
 
 
