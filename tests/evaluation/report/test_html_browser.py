@@ -304,3 +304,25 @@ def test_a_run_with_no_answers_judged_shows_one_line_and_no_empty_charts(tmp_pat
         text = browser.evaluate("document.getElementById('question').textContent")
         assert "answers unavailable" not in text and "the answer model is off" not in text
         assert outside(browser.requests()) == [] and browser.failed() == []
+
+
+def test_support_without_hand_support_grades_is_one_line(tmp_path):
+    """judge_eval's support block with no hand support grade: the judges panel shows one line saying
+    so and how to add them, and no support heading or table."""
+    (tmp_path / "project").mkdir()
+    d = tiny_project(tmp_path / "project")
+    detail = json.loads((d / "metrics/judge_detail.json").read_text())
+    detail["support"] = {"status": "no grades", "positive": "supported", "levels": {"supported": 0, "partly": 0, "not": 0},
+                         "calibration": {}, "primary": None, "source": "hand grades",
+                         "canaries": {"status": "unavailable", "reason": "no scorer is calibrated on support grades"}}
+    (d / "metrics/judge_detail.json").write_text(json.dumps(detail))
+    res = run_stage(d, *stage_args(d))
+    assert res.returncode == 0, res.stderr
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        open_page(browser, d / "metrics/report.html")
+        line = browser.evaluate("Array.from(document.querySelectorAll('#judge-panel p.support')).map(p => p.textContent)")
+        assert len(line) == 1 and "no hand support grades" in line[0] and "rag-ablation grade --support" in line[0]
+        assert "Support (groundedness)" not in browser.evaluate(
+            "Array.from(document.querySelectorAll('#judge-panel > h3')).map(h => h.textContent)")
+        assert browser.evaluate("document.querySelectorAll('table.support-scorers, table.support-split').length") == 0
+        assert outside(browser.requests()) == [] and browser.failed() == []
