@@ -25,8 +25,10 @@ reason); quality against cost (fixed axes, names placed by :mod:`chart_labels`, 
 slice, fixed or broken by one config; every cell links to its question); the question view
 (rendered on demand from the blob when a link ``#q/ID`` is followed, so 1,000 questions x 20
 configs stays quick; the searched text of a query transform, the rank of the relevant chunk on a
-miss); the judge panel, with the answered configs compared by hand grades (paired difference,
-McNemar, fixed and broken questions); the sweep summary when one was made on this data set.
+miss); the judge panel, with support (groundedness: the scorers calibrated on the hand support
+grades, the support canaries, each config's supported shares and split retrieved-by-correct
+tables) and the answered configs compared by hand grades (paired difference, McNemar, fixed and
+broken questions); the sweep summary when one was made on this data set.
 
 Deterministic: the same data give the same bytes (keys sorted, no timestamps, no random ids).
 """

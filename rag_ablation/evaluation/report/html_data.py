@@ -4,8 +4,8 @@ The page (:mod:`rag_ablation.evaluation.report.html`) embeds this dict once and 
 section from it in the browser, so nothing here is HTML and every text (questions, passages,
 answers, notes) stays data. Numbers already in the metrics files are copied, never recomputed:
 intervals and paired changes come from ``metrics/stats.json`` (the ``stats`` stage), the judge
-panel from ``metrics/judge_detail.json`` (``judge_eval``). Two things are computed here because
-no stage writes them:
+panel and its support (groundedness) part from ``metrics/judge_detail.json`` (``judge_eval``).
+Two things are computed here because no stage writes them:
 
 - the *letters* (ranx style, :func:`config_letters`): every available config gets a letter in
   params order, and after its value of ``stats.measure`` stand the letters of the configs it
@@ -54,7 +54,9 @@ from rag_ablation.core.config import Params, StatsConfig
 from rag_ablation.core.errors import InvalidData
 from rag_ablation.core.io import numbered_json_lines, read_output, string_record_problems
 from rag_ablation.data.questions import Question, load_questions
+from rag_ablation.evaluation.judges.failures import HAND_GRADES
 from rag_ablation.evaluation.report.judge_report import FAILURE_LABELS, canary_judges, grades_text
+from rag_ablation.evaluation.report.support_report import SCORER_WORDS
 from rag_ablation.evaluation.scoring.foreign import foreign_relevant
 from rag_ablation.evaluation.report.metrics_view import (answer_comparison as read_answer_comparison, available,
                                                          calibration, canary_results, change_of, change_verdict,
@@ -530,7 +532,8 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str], answered: Seque
     acceptance; the position-consistency test (judge_eval's length pairs); the hand grades' counts
     in words (``judge_report.grades_text``: what stale and unknown grades are), and whether any
     matches (``no_grades``: then a judge's card gives no reason of its own, the one line says it);
-    ``not_judged``: :func:`not_judged_text` of the answered configs (``generation.configs``). After
+    ``not_judged``: :func:`not_judged_text` of the answered configs (``generation.configs``);
+    ``support``: :func:`support_panel` (groundedness on the hand support grades). After
     ``judges``, a card for every other judge judge_eval canary-tested (the combined judge: its
     canaries, and where its agreement is shown, as it has no fixed-threshold calibration)."""
     no_grades = not (judge.get("grades") or {}).get("matching")
@@ -557,7 +560,8 @@ def judge_panel(judge: Mapping[str, Any], judges: Sequence[str], answered: Seque
     grades = dict(judge.get("grades", {}))
     return {"judges": panel, "position": position, "grades": grades, "grades_text": grades_text(grades),
             "no_grades": no_grades, "not_judged": not_judged_text(judge, answered), "graders": graders_panel(judge),
-            "comparison": answer_comparison(judge), "measures": measure_panel(judge), **score_panel(judge, judges)}
+            "comparison": answer_comparison(judge), "measures": measure_panel(judge),
+            "support": support_panel(judge, answered), **score_panel(judge, judges)}
 
 
 def graders_panel(judge: Mapping[str, Any]) -> Json | None:
@@ -577,6 +581,90 @@ def graders_panel(judge: Mapping[str, Any]) -> Json | None:
             "disagreements": [{"config": r["config"], "id": r["id"], "first": dict(r["first"]),
                                "second": dict(r["second"]), "adjudicated": r["adjudicated"]}
                               for r in g["disagreements"]]}
+
+
+NO_SUPPORT_GRADES = ("Support (groundedness): no hand support grades match the current answers, so no answer is "
+                     "called supported or unsupported; rag-ablation grade --support (or the workbench's Grade answers "
+                     "tab) adds them, beside correct: supported, partly or not.")
+"""The judges panel's one support line when judge_eval's ``support`` block has no grades."""
+
+
+def support_panel(judge: Mapping[str, Any], answered: Sequence[str] = ()) -> Json | None:
+    """Support (groundedness) for the judges' panel, from judge_eval's ``support`` block
+    (``judges.support_eval``) and each answered config's ``support`` entry; only copies numbers.
+    None for a detail file from before support was measured; ``{"line": NO_SUPPORT_GRADES}``
+    when no hand support grade matches. Otherwise ``levels`` (the hand grades per level);
+    ``scorers``: per scorer ``n`` (graded answers it scored), ``unscored``, and ``auc``,
+    ``kappa`` (the median cross-fitted kappa with its refit interval, ``seeds_min`` and
+    ``seeds_max`` the range over fold seeds) and ``threshold``, or ``reason`` when it is not
+    calibrated, and ``what`` it is; ``primary`` and ``source`` (where support verdicts come
+    from); ``canaries``: ``rows`` per scorer and kind (``expected_accept``, ``accepted`` with
+    ``low`` and ``high``, ``n``, ``invalid``) and ``flags`` (``scorer``, ``kind``, ``against``,
+    ``n``, ``expected_accept``), or ``reason``; ``configs``: per judged answered config its
+    ``hand`` and ``judged`` supported shares (``value``, ``ci_low``, ``ci_high``, ``supported``,
+    ``n``; None when empty) and ``splits``: per source of correctness verdicts (``key``) its
+    ``source`` (``hand grades``, or the failure tables' judge: ``two_by_two.KEY.source``), the
+    ``retrieved`` and ``missed`` rows of cells ``correct_supported``, ``correct_unsupported``,
+    ``correct_support_unknown``, ``wrong``, and ``unknown`` (answers with no correctness verdict,
+    left out)."""
+    block = judge.get("support")
+    if not isinstance(block, Mapping):
+        return None
+    if block.get("status") != "ok":
+        return {"line": NO_SUPPORT_GRADES}
+    scorers = []
+    for name, c in (block.get("calibration") or {}).items():
+        row: Json = {"scorer": name, "n": c.get("n"), "unscored": c.get("unscored") or 0,
+                     "what": SCORER_WORDS.get(name, "")}
+        if c.get("status") != "ok":
+            row["reason"] = c.get("reason") or c.get("status") or "not calibrated"
+        else:
+            k = c.get("kappa") or {}
+            kappa = _estimate(k)
+            if kappa is not None:
+                kappa.update(seeds_min=k.get("min"), seeds_max=k.get("max"), seeds=k.get("seeds"))
+            row.update(auc=_estimate(c.get("auc")), kappa=kappa, threshold=c.get("threshold"))
+        scorers.append(row)
+    can = block.get("canaries") or {}
+    if can.get("status") == "ok":
+        canaries: Json = {
+            "rows": [{"scorer": name, "kind": kind, "expected_accept": bool(r.get("expected_accept")),
+                      "accepted": r.get("accepted"), "low": r.get("low"), "high": r.get("high"), "n": r.get("n"),
+                      "invalid": r.get("invalid") or 0}
+                     for name, kinds in (can.get("scorers") or {}).items() for kind, r in kinds.items()],
+            "flags": [{k: f.get(k) for k in ("scorer", "kind", "against", "n", "expected_accept")}
+                      for f in can.get("flags") or []]}
+    else:
+        canaries = {"reason": can.get("reason") or "no support canaries"}
+    configs = []
+    for name in answered:
+        if not is_judged(judge, name):
+            continue
+        entry = judged_entry(judge, name)
+        s = entry.get("support") or {}
+        if not s:
+            continue
+        tables = entry.get("two_by_two") or {}
+        splits = [{"key": key, "source": _split_source(tables, key), "retrieved": dict(split["retrieved"]),
+                   "missed": dict(split["missed"]), "unknown": split.get("unknown", 0)}
+                  for key, split in (s.get("split") or {}).items()]
+        configs.append({"config": name, "hand": _share(s.get("hand")), "judged": _share(s.get("judged")),
+                        "splits": splits})
+    return {"levels": dict(block.get("levels") or {}), "scorers": scorers, "primary": block.get("primary"),
+            "source": block.get("source"), "canaries": canaries, "configs": configs}
+
+
+def _split_source(tables: Mapping[str, Any], key: str) -> str:
+    """Where a split table's correctness verdicts came from: the source of the config's
+    retrieved-by-correct table of the same key (judge_eval writes both from one source), else
+    ``hand grades`` for ``hand`` and the key itself otherwise."""
+    source = (tables.get(key) or {}).get("source")
+    return str(source) if source else HAND_GRADES if key == "hand" else key
+
+
+def _share(d: Mapping[str, Any] | None) -> Json | None:
+    est = _estimate(d)
+    return None if est is None or d is None else {**est, "supported": d.get("supported")}
 
 
 def score_panel(judge: Mapping[str, Any], judges: Sequence[str]) -> Json:

@@ -102,6 +102,41 @@ def graders_block() -> dict:
             "adjudicated": 0}
 
 
+def support_block() -> dict:
+    """judge_eval's ``support`` block (``judges.support_eval.evaluate_support``'s schema) for 12
+    hand support grades: lexical_support calibrated, llm_support not (its reason holds markup,
+    which must stay text); lexical_support accepts 2 of 4 ``unrelated_copy`` canaries, a flag."""
+    kappa = {"estimate": 0.5, "low": 0.1, "high": 0.8, "n": 12, "min": 0.45, "max": 0.55, "seeds": 50,
+             "by_seed": [0.5] * 50}
+    rate = {"shown_copy": {"accepted": 1.0, "accepted_count": 4, "expected_accept": True, "high": 1.0, "invalid": 0,
+                           "kind": "shown_copy", "low": 0.51, "n": 4, "wrong": 0.0},
+            "unrelated_copy": {"accepted": 0.5, "accepted_count": 2, "expected_accept": False, "high": 0.85,
+                               "invalid": 1, "kind": "unrelated_copy", "low": 0.15, "n": 4, "wrong": 0.5}}
+    return {"status": "ok", "positive": "supported", "levels": {"supported": 5, "partly": 3, "not": 4},
+            "calibration": {
+                "lexical_support": {"status": "ok", "n": 10, "supported": 4, "unscored": 2,
+                                    "auc": {"estimate": 0.8, "low": 0.6, "high": 0.95, "n": 10}, "kappa": kappa,
+                                    "threshold": 0.625},
+                "llm_support": {"status": "unavailable", "reason": "3 scored support grade(s), fewer than 10 <b>x</b>",
+                                "n": 3, "supported": 1, "unscored": 9}},
+            "primary": "lexical_support", "source": "hand grades, else lexical_support",
+            "canaries": {"status": "ok", "scorers": {"lexical_support": rate},
+                         "flags": [{"scorer": "lexical_support", "kind": "unrelated_copy", "against": 2, "n": 4,
+                                    "expected_accept": False}]}}
+
+
+def support_entry() -> dict:
+    """An answered config's ``support`` entry: its shares and the split tables by hand grades and
+    by the judge (``two_by_two.judge.source`` names the judge)."""
+    def split(cells_retrieved, cells_missed, unknown):
+        names = ("correct_supported", "correct_unsupported", "correct_support_unknown", "wrong")
+        return {"retrieved": dict(zip(names, cells_retrieved)), "missed": dict(zip(names, cells_missed)),
+                "unknown": unknown, "unanswerable_skipped": 1, "markdown": "| table |"}
+    return {"hand": {"estimate": 0.5, "low": 0.2, "high": 0.8, "supported": 3, "n": 6},
+            "judged": {"estimate": 0.625, "low": 0.3, "high": 0.86, "supported": 5, "n": 8},
+            "split": {"hand": split((2, 1, 0, 1), (0, 0, 0, 2), 0), "judge": split((2, 0, 1, 2), (1, 0, 0, 2), 1)}}
+
+
 def tiny_project(d: Path) -> Path:
     """A project folder holding every input of the report_html stage, built by hand."""
     shutil.copy(FIXTURES / "params.yaml", d / "params.yaml")
@@ -152,7 +187,10 @@ def tiny_project(d: Path) -> Path:
     judge = {"configs": {"bm25": {"status": "ok", "accuracy": {"hand": {"estimate": 0.5, "low": 0.2, "high": 0.8,
                                                                         "n": 8}},
                                   "failures": {"hand": {"n": 8, "wrong_with_relevant": {"count": 1, "ids": ["q2"],
-                                                                                        "share": 0.125}}}}},
+                                                                                        "share": 0.125}}},
+                                  "two_by_two": {"hand": {"source": "hand grades"},
+                                                 "judge": {"source": "judge: token_f1 <i>fixed</i>"}},
+                                  "support": support_entry()}},
              "calibration": {"token_f1": {"confusion": {"tp": 3, "fp": 1, "fn": 1, "tn": 3, "invalid": 0, "n": 8},
                                           "kappa": {"estimate": 0.5, "low": 0.1, "high": 0.9, "n": 8},
                                           "accuracy": {"estimate": 0.75, "low": 0.5, "high": 1.0, "n": 8}},
@@ -178,7 +216,8 @@ def tiny_project(d: Path) -> Path:
                             "both_right": 3, "both_wrong": 2, "p_mcnemar": 1.0},
                  "dense": {"status": "unavailable", "reason": "no question hand-graded for both"}}},
              "measure_comparison": measure_block(),
-             "graders": graders_block()}
+             "graders": graders_block(),
+             "support": support_block()}
     write(d / "metrics/judge_detail.json", json.dumps(judge))
     for name, ms in P95.items():
         write(d / f"metrics/latency/{name}.json", json.dumps({"timing": "warm", "total": {"p95_ms": ms}}))
@@ -346,6 +385,81 @@ def test_a_run_with_no_answers_judged_says_so_in_one_line():
     mixed = retrieval_only_detail()
     mixed["configs"]["bm25"] = {"status": "ok"}
     assert html_data.judge_panel(mixed, ["llm"], ["bm25", "hybrid"])["not_judged"] is None
+
+
+def test_the_support_panel_copies_scorers_canaries_shares_and_split_tables(data):
+    panel = data["judge"]["support"]
+    assert panel == html_data.support_panel(json.loads(json.dumps({"support": support_block(), "configs": {
+        "bm25": {"status": "ok", "support": support_entry(),
+                 "two_by_two": {"hand": {"source": "hand grades"}, "judge": {"source": "judge: token_f1 <i>fixed</i>"}}},
+        "hybrid_rerank": {"status": "unavailable", "reason": "its run is unavailable"}}})), ["bm25", "hybrid_rerank"])
+    lexical, llm = panel["scorers"]
+    assert lexical == {"scorer": "lexical_support", "n": 10, "unscored": 2,
+                       "what": "share of the answer's content words found in the passages shown",
+                       "auc": {"value": 0.8, "ci_low": 0.6, "ci_high": 0.95, "n": 10},
+                       "kappa": {"value": 0.5, "ci_low": 0.1, "ci_high": 0.8, "n": 12, "seeds_min": 0.45,
+                                 "seeds_max": 0.55, "seeds": 50},
+                       "threshold": 0.625}
+    assert llm["reason"] == "3 scored support grade(s), fewer than 10 <b>x</b>" and "auc" not in llm
+    assert (llm["n"], llm["unscored"]) == (3, 9)
+    assert (panel["primary"], panel["source"]) == ("lexical_support", "hand grades, else lexical_support")
+    assert panel["levels"] == {"supported": 5, "partly": 3, "not": 4}
+    assert [(r["scorer"], r["kind"], r["expected_accept"], r["accepted"], r["n"], r["invalid"])
+            for r in panel["canaries"]["rows"]] == [("lexical_support", "shown_copy", True, 1.0, 4, 0),
+                                                     ("lexical_support", "unrelated_copy", False, 0.5, 4, 1)]
+    assert panel["canaries"]["flags"] == [{"scorer": "lexical_support", "kind": "unrelated_copy", "against": 2,
+                                           "n": 4, "expected_accept": False}]
+    (bm25,) = panel["configs"]  # hybrid_rerank was not judged: no entry
+    assert bm25["config"] == "bm25"
+    assert bm25["hand"] == {"value": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 6, "supported": 3}
+    assert bm25["judged"]["supported"] == 5 and bm25["judged"]["n"] == 8
+    hand, judge = bm25["splits"]
+    assert (hand["key"], hand["source"], judge["key"], judge["source"]) == (
+        "hand", "hand grades", "judge", "judge: token_f1 <i>fixed</i>")
+    assert judge["retrieved"] == {"correct_supported": 2, "correct_unsupported": 0, "correct_support_unknown": 1,
+                                  "wrong": 2}
+    assert judge["missed"]["correct_supported"] == 1 and judge["unknown"] == 1
+
+
+def test_the_support_panel_without_grades_is_one_line_and_absent_without_the_block():
+    no_grades = {"status": "no grades", "positive": "supported", "levels": {"supported": 0, "partly": 0, "not": 0},
+                 "calibration": {"lexical_support": {"status": "unavailable", "reason": "0 scored support grade(s)",
+                                                     "n": 0, "supported": 0, "unscored": 0}},
+                 "primary": None, "source": "hand grades",
+                 "canaries": {"status": "unavailable", "reason": "no scorer is calibrated on support grades"}}
+    panel = html_data.support_panel({"support": no_grades, "configs": {"bm25": {"status": "ok"}}}, ["bm25"])
+    assert panel == {"line": html_data.NO_SUPPORT_GRADES}
+    assert "no hand support grades" in panel["line"] and "rag-ablation grade --support" in panel["line"]
+    assert html_data.support_panel({"configs": {}}, ["bm25"]) is None  # a detail file from before support
+    # the source of a split table without its two_by_two: hand grades for "hand", else the key
+    block = {**support_block(), "status": "ok"}
+    detail = {"support": block, "configs": {"bm25": {"status": "ok", "support": support_entry()}}}
+    assert [s["source"] for s in html_data.support_panel(detail, ["bm25"])["configs"][0]["splits"]] == [
+        "hand grades", "judge"]
+    # no canary judged: the reason
+    detail["support"] = {**block, "canaries": {"status": "unavailable", "reason": "no support canaries"}}
+    assert html_data.support_panel(detail, ["bm25"])["canaries"] == {"reason": "no support canaries"}
+
+
+EXAMPLE_DETAIL = ROOT / "metrics/judge_detail.json"
+
+
+@pytest.mark.skipif(not EXAMPLE_DETAIL.is_file(), reason="no metrics/judge_detail.json (run `make run`)")
+def test_the_support_panel_reads_the_example_detail_file():
+    """The committed detail file, as judge_eval writes it: every scorer has a row, every answered
+    config with a support entry its shares and one split table per source of correctness."""
+    detail = json.loads(EXAMPLE_DETAIL.read_text())
+    block = detail.get("support")
+    if not block or block.get("status") != "ok":
+        pytest.skip("the example's judge_detail.json has no support grades")
+    answered = list(load_config(ROOT / "params.yaml").generation.configs)
+    panel = html_data.support_panel(detail, answered)
+    assert [r["scorer"] for r in panel["scorers"]] == list(block["calibration"])
+    for entry in panel["configs"]:
+        split = detail["configs"][entry["config"]]["support"]["split"]
+        assert [s["key"] for s in entry["splits"]] == list(split)
+        for s in entry["splits"]:
+            assert f"Correctness from {s['source']}; support from {block['source']};" in split[s["key"]]["markdown"]
 
 
 def test_the_searched_text_of_a_transform_is_shown_where_it_differs_from_the_question(data):
@@ -553,7 +667,7 @@ FIXED_DATA = {
     "questions": [{"id": "q0", "question": "<script>x</script> & \u2028 {style} {app}"}],
 }
 """The smallest data ``html.page`` takes, with text that must stay data."""
-FIXED_PAGE_SHA256 = "1eeccbac2256bfc6d6a0a9323e1c2c7929145f56159cdd5b099854e63fce0907"
+FIXED_PAGE_SHA256 = "9d56a853a259a8890a30064ef578e64a10cede7eae7674e11ab52e5561450561"
 """SHA-256 of ``html.page(FIXED_DATA, {"vega": ...})`` as the page was built when the skeleton,
 style and script were still strings in html.py (issue 33): moving them into assets/ changed no
 byte. Re-pinned for issue 36 (the cost charts' fixed axes, placed names and front legend, the
@@ -568,14 +682,16 @@ no answers judged, the relevant chunk "not in the stored top k", no empty answer
 test_html_browser.py); and for issue 46 (a passage's page or slide beside its chunk id,
 D.sources: tests/test_dvc_documents.py) and the judges' kappa as the median over re-fits; and for issue
 48 (a second grader's card beside the judges', the graders' disagreements, or one line saying how
-to add a second grader: test_html_browser.py). A change to
+to add a second grader: test_html_browser.py); and for issue 48 item 7 (support, or groundedness, in the
+judges panel: the scorers calibrated on the hand support grades, the support canaries and their warnings,
+each config's supported shares and split retrieved-by-correct tables: test_html_browser.py). A change to
 report.html, report.css or report.js (or to how they are put together) shows here: check the
 page in a browser (test_html_browser.py), then put the new hash here."""
 
 
 def test_the_page_assembled_from_its_files_is_byte_for_byte_the_pinned_one():
     page = html.page(FIXED_DATA, {"vega": "var vega = 1; // </script> <!-- x {data}"})
-    assert len(page.encode("utf-8")) == 37754
+    assert len(page.encode("utf-8")) == 42833
     assert hashlib.sha256(page.encode("utf-8")).hexdigest() == FIXED_PAGE_SHA256
     files = html_assets.read_page_files()
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")

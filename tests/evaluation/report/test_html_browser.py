@@ -87,6 +87,40 @@ def test_the_page_works_offline_as_a_reader_uses_it(tmp_path):
                                 ".map(r => Array.from(r.cells).map(c => c.textContent))") == [
             ["bm25", "q2", f"correct by ana ({EVIL})", "incorrect by bo", "not yet"]]
         assert browser.evaluate("document.querySelectorAll('table.graders script').length") == 0
+        # support (groundedness), after the scores table: the scorers (a reason with markup as text), the canary
+        # warning and table, and per config its shares and split tables (a judge's source with markup as text)
+        assert browser.evaluate("Array.from(document.querySelectorAll('#judge-panel > h3')).map(h => h.textContent)")[:3] == [
+            "Judges by their scores", "Support (groundedness)", "Answer configs compared, by hand grades"]
+        assert "partly and not count as unsupported" in browser.evaluate(
+            "document.querySelector('#judge-panel p.support').textContent")
+        assert browser.evaluate("Array.from(document.querySelectorAll('table.support-scorers tbody tr'))"
+                                ".map(r => Array.from(r.cells).map(c => c.textContent))") == [
+            ["lexical_support (primary)", "10 (2 without a score)", "0.800 (0.600 to 0.950)",
+             "0.500 (0.100 to 0.800); seeds 0.450 to 0.550", "0.625",
+             "share of the answer's content words found in the passages shown"],
+            ["llm_support", "3 (9 without a score)", "n/a", "not calibrated: 3 scored support grade(s), fewer than 10 "
+             "<b>x</b>", "", "the answer model's probability of SUPPORTED (support@CONFIG)"]]
+        assert browser.evaluate("document.querySelectorAll('table.support-scorers b').length") == 0
+        assert "\u26a0 Warning: lexical_support accepts 2 of 4 unrelated_copy canaries: a sound scorer rejects every one." in (
+            browser.evaluate("Array.from(document.querySelectorAll('#judge-panel p.flag')).map(p => p.textContent)"))
+        assert browser.evaluate("Array.from(document.querySelectorAll('table.support-canaries tbody tr'))"
+                                ".map(r => Array.from(r.cells).map(c => c.textContent))") == [
+            ["lexical_support", "shown_copy", "accept", "100.0% (51.0% to 100.0%)", "4"],
+            ["lexical_support", "unrelated_copy", "reject", "50.0% (15.0% to 85.0%)", "4 (1 without a score)"]]
+        bm25 = "#judge-panel .support-config[data-config=\"bm25\"]"
+        assert browser.evaluate(f"document.querySelector('{bm25} p').textContent") == (
+            "Supported: 50.0% (20.0% to 80.0%) (3/6) of the answers with a hand support grade; 62.5% (30.0% to 86.0%) "
+            "(5/8) of every answer with a known support verdict (hand grades, else lexical_support).")
+        assert browser.evaluate(f"Array.from(document.querySelectorAll('{bm25} table.support-split'))"
+                                ".map(t => t.getAttribute('data-source'))") == ["hand", "judge"]
+        split = f"{bm25} table.support-split[data-source=\"judge\"]"
+        assert browser.evaluate(f"Array.from(document.querySelectorAll('{split} tbody tr'))"
+                                ".map(r => Array.from(r.cells).map(c => c.textContent))") == [
+            ["yes", "2", "0", "1", "2"], ["no", "1", "0", "0", "2"]]
+        assert browser.evaluate(f"document.querySelector('{split}').previousElementSibling.textContent") == (
+            "Correctness from judge: token_f1 <i>fixed</i>; support from hand grades, else lexical_support; 1 answer(s) "
+            "with an unknown correctness verdict left out.")
+        assert browser.evaluate(f"document.querySelectorAll('{bm25} i, {bm25} b').length") == 0
         assert browser.evaluate("document.querySelectorAll('#grid-table tr.qrow').length") == 9
         cells = browser.evaluate("Array.from(document.querySelectorAll('table.answer-comparison tbody tr'))"
                                  ".map(r => Array.from(r.cells).map(c => c.textContent))")
@@ -269,4 +303,26 @@ def test_a_run_with_no_answers_judged_shows_one_line_and_no_empty_charts(tmp_pat
                                                     "#10, or was not retrieved.")
         text = browser.evaluate("document.getElementById('question').textContent")
         assert "answers unavailable" not in text and "the answer model is off" not in text
+        assert outside(browser.requests()) == [] and browser.failed() == []
+
+
+def test_support_without_hand_support_grades_is_one_line(tmp_path):
+    """judge_eval's support block with no hand support grade: the judges panel shows one line saying
+    so and how to add them, and no support heading or table."""
+    (tmp_path / "project").mkdir()
+    d = tiny_project(tmp_path / "project")
+    detail = json.loads((d / "metrics/judge_detail.json").read_text())
+    detail["support"] = {"status": "no grades", "positive": "supported", "levels": {"supported": 0, "partly": 0, "not": 0},
+                         "calibration": {}, "primary": None, "source": "hand grades",
+                         "canaries": {"status": "unavailable", "reason": "no scorer is calibrated on support grades"}}
+    (d / "metrics/judge_detail.json").write_text(json.dumps(detail))
+    res = run_stage(d, *stage_args(d))
+    assert res.returncode == 0, res.stderr
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        open_page(browser, d / "metrics/report.html")
+        line = browser.evaluate("Array.from(document.querySelectorAll('#judge-panel p.support')).map(p => p.textContent)")
+        assert len(line) == 1 and "no hand support grades" in line[0] and "rag-ablation grade --support" in line[0]
+        assert "Support (groundedness)" not in browser.evaluate(
+            "Array.from(document.querySelectorAll('#judge-panel > h3')).map(h => h.textContent)")
+        assert browser.evaluate("document.querySelectorAll('table.support-scorers, table.support-split').length") == 0
         assert outside(browser.requests()) == [] and browser.failed() == []

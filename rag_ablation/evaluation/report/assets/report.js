@@ -428,6 +428,73 @@ window.renderQuestion = renderQuestion;
          withCi(r.tnr)];
     }), "scores"));
   }
+  // support (groundedness): judge_eval's support block, each scorer calibrated on the hand support grades
+  var S = J.support;
+  if (S && S.line) box.appendChild(el("p", {cls: "muted small support", text: S.line}));
+  if (S && !S.line) {
+    var lv = S.levels;
+    var share = function (d) { return d ? withCi(d, pct) + " (" + d.supported + "/" + d.n + ")" : "n/a"; };
+    box.appendChild(el("h3", {text: "Support (groundedness)"}));
+    box.appendChild(el("p", {cls: "small support", text: "Is the answer supported by the passages its prompt " +
+      "showed? Hand support grades: " + lv.supported + " supported, " + lv.partly + " partly, " + lv.not + " not " +
+      "(rag-ablation grade --support adds them). Supported: every claim of the answer is stated in the passages " +
+      "shown; partly and not count as unsupported (an answer with one invented claim is not grounded). Each score " +
+      "is calibrated on the hand support grades as the judges are: AUC, and the cross-fitted kappa (median over " +
+      "fold seeds, its interval re-fitting the threshold on every bootstrap draw). Each scorer's threshold is " +
+      "chosen on the hand support grades; it judges the answers without one, and the canaries." + (S.primary ?
+      " Support verdicts: the hand grade where there is one, else " + S.primary + " (the best median kappa) at " +
+      "its threshold." : " No scorer is calibrated: support verdicts come from hand grades only.")}));
+    box.appendChild(table(["scorer", "graded answers scored", "AUC", "kappa (median, refit interval)", "threshold",
+                           "what it is"], S.scorers.map(function (r) {
+      var scored = String(r.n) + (r.unscored ? " (" + r.unscored + " without a score)" : "");
+      if (r.reason) return {cls: "unavailable", cells: [r.scorer, scored, "n/a", "not calibrated: " + r.reason, "",
+                                                         r.what]};
+      var k = r.kappa ? withCi(r.kappa) + (r.kappa.seeds_min !== null && r.kappa.seeds_min !== undefined ?
+        "; seeds " + num(r.kappa.seeds_min) + " to " + num(r.kappa.seeds_max) : "") : "n/a";
+      return [r.scorer + (r.scorer === S.primary ? " (primary)" : ""), scored, withCi(r.auc), k,
+              r.threshold === null || r.threshold === undefined ? "n/a" : Number(r.threshold).toPrecision(3), r.what];
+    }), "support-scorers"));
+    var K = S.canaries;
+    if (K.reason) {
+      box.appendChild(el("p", {cls: "muted small", text: "Support canaries: not judged (" + K.reason + ")."}));
+    } else {
+      box.appendChild(el("p", {cls: "small", text: "Support canaries, judged at each scorer's threshold: " +
+        "unrelated_copy copies a passage of another document that the prompt did not show (must be rejected); " +
+        "shown_copy copies a passage the prompt showed (must be accepted)."}));
+      K.flags.forEach(function (f) {
+        box.appendChild(el("p", {cls: "flag", text: "\u26a0 Warning: " + f.scorer + " " +
+          (f.expected_accept ? "rejects " : "accepts ") + f.against + " of " + f.n + " " + f.kind + " canaries: a " +
+          "sound scorer " + (f.expected_accept ? "accepts" : "rejects") + " every one."}));
+      });
+      box.appendChild(table(["scorer", "canary", "a sound scorer would", "accepted", "canaries"],
+        K.rows.map(function (r) {
+          return [r.scorer, r.kind, r.expected_accept ? "accept" : "reject",
+                  pct(r.accepted) + " (" + pct(r.low) + " to " + pct(r.high) + ")",
+                  String(r.n) + (r.invalid ? " (" + r.invalid + " without a score)" : "")];
+        }), "support-canaries"));
+    }
+    if (S.configs.length) {
+      box.appendChild(el("p", {cls: "small", text: "Retrieved by correct, with correct split by support: a " +
+        "correct answer the passages do not support was answered from the model's memory (or made up and lucky)."}));
+    }
+    var CELLS = ["correct_supported", "correct_unsupported", "correct_support_unknown", "wrong"];
+    S.configs.forEach(function (c) {
+      var part = el("div", {cls: "support-config", "data-config": c.config}, [el("h4", {text: c.config})]);
+      part.appendChild(el("p", {cls: "small", text: "Supported: " + share(c.hand) + " of the answers with a hand " +
+        "support grade; " + share(c.judged) + " of every answer with a known support verdict (" + S.source + ")."}));
+      c.splits.forEach(function (s) {
+        part.appendChild(el("p", {cls: "small muted", text: "Correctness from " + s.source + "; support from " +
+          S.source + "; " + s.unknown + " answer(s) with an unknown correctness verdict left out."}));
+        var t = table(["relevant passage in prompt", "correct, supported", "correct, unsupported",
+                       "correct, support unknown", "wrong"], [["retrieved", "yes"], ["missed", "no"]].map(function (side) {
+          return [side[1]].concat(CELLS.map(function (k) { return String(s[side[0]][k]); }));
+        }), "support-split");
+        t.setAttribute("data-source", s.key);
+        part.appendChild(t);
+      });
+      box.appendChild(part);
+    });
+  }
   // question ids as links to their page; "none" for no id (both answer comparisons use it)
   var links = function (ids) {
     var span = el("span");
