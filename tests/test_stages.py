@@ -442,25 +442,30 @@ def judge_eval_args(d):
     m = d / "metrics"
     return ["--answer-scores", m / "scores/answers.csv", "--retrieval-scores", m / "scores/retrieval.csv",
             "--judgments", d / "build/judgments", "--checks", d / "build/checks.json", "--grades", d / "grades.jsonl",
-            "--out", m / "judge.json", "--detail", m / "judge_detail.json", "--verdicts", m / "scores/verdicts.csv",
+            "--support", d / "build/support", "--out", m / "judge.json", "--detail", m / "judge_detail.json", "--verdicts", m / "scores/verdicts.csv",
             "--plot", m / "plots/coverage.json", "--canaries", m / "scores/canaries.csv", "--roc", m / "plots/roc.json"]
 
 
 @pytest.fixture(scope="module")
 def judged(built):
-    """Hand grades for five of bm25's answers (correct for every other one, by position), one
-    stale grade and one for a config without answers; then judge@, judge_checks, judge_eval,
-    stats and report."""
+    """Hand grades for five of bm25's answers (correct for every other one, by position; the first
+    three also graded for support: supported, partly, not), one stale grade and one for a config
+    without answers; then judge@, support@, judge_checks, judge_eval, stats and report."""
     from rag_ablation.evaluation.judges.grades import Grade, answer_sha256, write_grades
     d, b = built, built / "build"
     answers = {a["id"]: a["answer"] for a in load(b / "answers/bm25.json")["answers"]}
-    grades = [Grade(answer_sha256(answers[i]), "bm25", "tester", i, "", "correct" if k % 2 == 0 else "incorrect")
+    levels = ("supported", "partly", "not")
+    grades = [Grade(answer_sha256(answers[i]), "bm25", "tester", i, "", "correct" if k % 2 == 0 else "incorrect",
+                    support=levels[k] if k < len(levels) else None)
               for k, i in enumerate(GRADED)]
     grades += [Grade("0" * 64, "bm25", "tester", "q-rl413", "graded an older answer", "correct"),
                Grade("0" * 64, "dense", "tester", "q-ack", "no such answers", "correct")]
     write_grades(d / "grades.jsonl", grades)
     for name in ("bm25", "hybrid_rerank"):
         stage(d, "judge.py", *judge_args(d, name, b / f"judgments/{name}.json"))
+        stage(d, "support.py", "--name", name, "--answers", b / f"answers/{name}.json", "--run",
+              b / f"runs/{name}.json", "--questions", b / "q.jsonl", "--prompts", "prompts", "--out",
+              b / f"support/{name}.json", "--latency", d / f"metrics/latency/support_{name}.json")
     stage(d, "judge_checks.py", "--questions", b / "q.jsonl", "--grades", d / "grades.jsonl", "--answers",
           b / "answers", "--runs", b / "runs", "--prompts", "prompts", "--out", b / "checks.json")
     stage(d, "judge_eval.py", *judge_eval_args(d))
@@ -633,12 +638,22 @@ def test_judge_eval_matches_grades_by_answer_text_and_calibrates(judged):
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
     assert numbers_only(load(judged / "metrics/judge.json"))
+    # support: three hand support grades (fewer than support_eval.MIN_LABELS: no scorer calibrated),
+    # bm25's P(SUPPORTED) read from support@bm25 for the answer texts it scored
+    s = detail["support"]
+    assert s["status"] == "ok" and s["levels"] == {"supported": 1, "partly": 1, "not": 1}
+    assert all(c["status"] == "unavailable" and "fewer than" in c["reason"] for c in s["calibration"].values())
+    assert s["calibration"]["llm_support"]["n"] == 3 and s["primary"] is None
+    shares = e["support"]
+    assert shares["hand"]["n"] == 3 and shares["hand"]["estimate"] == pytest.approx(1 / 3)
+    assert set(e["support"]["split"]) == set(e["two_by_two"])
 
 
 def test_report_has_the_graded_answer_sections(judged):
     text = (judged / "metrics/report.md").read_text()
     for heading in ("## Judges against hand grades", "## Answer accuracy three ways", "## Canaries",
-                    "## What the judge prefers", "## Where answers fail", "## Unanswerable questions"):
+                    "## What the judge prefers", "## Where answers fail", "## Support (groundedness)",
+                    "## Unanswerable questions"):
         assert heading in text
     assert "Self-preference: not measured: needs two answer models" in text
     assert ("5 hand grades (the data set's grades.jsonl; the handbook's is data/labels/grades.jsonl) match the "
