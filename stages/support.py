@@ -16,7 +16,7 @@ import _env  # noqa: F401  (first: the project's environment, or one line saying
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,7 @@ from tqdm import tqdm
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
-from rag_ablation.evaluation.judges.grades import answer_sha256
-from rag_ablation.evaluation.judges.support import (SupportItem, SupportScore, grouped_order, score_support,
-                                                    shown_texts, support_canaries)
-from rag_ablation.evaluation.scoring.grounding import lexical_support
+from rag_ablation.evaluation.judges.support import support_records
 from rag_ablation.llm.client.prompt_cache import NO_CALLS, CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.llm.client.registry import backend_from_config
@@ -36,18 +33,6 @@ from rag_ablation.llm.client.registry import backend_from_config
 NO_LLM_REASON = "the support score needs an LLM, and llm.backend is none"
 NOT_ASKED_REASON = ("support.ask_llm is false: the answer model was not asked (lexical support is still "
                     "calibrated in judge_eval); -S support.ask_llm=true asks it")
-
-
-def answer_rows(records: Sequence[Mapping[str, Any]], scores: Mapping[str, SupportScore]) -> list[dict[str, Any]]:
-    """One row per answer record, in record order: ``id``, ``answer_sha256`` and the score's
-    ``reply``, ``verdict`` and ``p_supported``; a record not in ``scores`` (its shown passages
-    unknown, so nothing was asked) has reply and p_supported null and verdict ``invalid``."""
-    rows = []
-    for r in records:
-        score = scores.get(r["id"])
-        outcome = score.record() if score else {"reply": None, "verdict": "invalid", "p_supported": None}
-        rows.append({"id": r["id"], "answer_sha256": answer_sha256(r["answer"]), **outcome})
-    return rows
 
 
 def main() -> None:
@@ -77,34 +62,19 @@ def main() -> None:
     template = load_template(args.prompts, sc.prompt, needs=["question", "passages", "answer"])
     questions = {d["id"]: d["question"] for d in read_jsonl(args.questions)}
     texts: Mapping[str, str] = read_json(args.run)["passages"]
-    records = answers["answers"]
-    asked = [(r, shown_texts(r["passages"], texts)) for r in records]
-    items = {r["id"]: SupportItem(questions[r["id"]], passages, r["answer"]) for r, passages in asked if passages}
-    canaries = support_canaries(records, questions, texts, n=sc.canaries, seed=sc.seed)
-
     backend = backend_from_config(llm_cfg)
     cached = CachedLLM(backend, PromptCache(), options={"support_prompt": sc.prompt})
     out["llm"] = {**backend.identity(), **backend.settings(), "num_predict": sc.num_predict,
                   "top_logprobs": sc.top_logprobs}
-    asked_items = [*items.values(), *(c.item for c in canaries)]
-    order = grouped_order(list(items), [c.id for c in canaries])
-    in_order = score_support(cached, template, [asked_items[k] for k in order], num_predict=sc.num_predict,
-                             top_logprobs=sc.top_logprobs, concurrency=llm_cfg.concurrency,
-                             progress=lambda it: tqdm(it, desc=f"support@{args.name}", file=sys.stderr))
-    position = {k: pos for pos, k in enumerate(order)}
-    scores = [in_order[position[k]] for k in range(len(asked_items))]
-    by_id = dict(zip(items, scores))
-    out["answers"] = answer_rows(records, by_id)
-    out["canaries"] = [{"id": c.id, "kind": c.kind, "text": c.text, "source": c.source,
-                        "lexical_support": lexical_support(c.text, c.item.passages), **s.record()}
-                       for c, s in zip(canaries, scores[len(items):])]
-    out["unscored"] = sum(row["p_supported"] is None for row in out["answers"])
-    out["invalid"] = sum(row["verdict"] == "invalid" and row["reply"] is not None for row in out["answers"])
+    out.update(support_records(cached, template, answers["answers"], questions, texts, canaries=sc.canaries,
+                               seed=sc.seed, num_predict=sc.num_predict, top_logprobs=sc.top_logprobs,
+                               concurrency=llm_cfg.concurrency,
+                               progress=lambda it: tqdm(it, desc=f"support@{args.name}", file=sys.stderr)))
     write_json(args.out, out)
     write_json(args.latency, cached.stats())
     supported = sum(row["verdict"] == "supported" for row in out["answers"])
-    print(f"support@{args.name}: {supported}/{len(records)} supported, {out['invalid']} invalid, "
-          f"{out['unscored']} without a score, {len(canaries)} canaries", file=sys.stderr)
+    print(f"support@{args.name}: {supported}/{len(out['answers'])} supported, {out['invalid']} invalid, "
+          f"{out['unscored']} without a score, {len(out['canaries'])} canaries", file=sys.stderr)
 
 
 if __name__ == "__main__":

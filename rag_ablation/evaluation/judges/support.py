@@ -42,8 +42,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rag_ablation.evaluation.judges.grades import answer_sha256
 from rag_ablation.evaluation.judges.judging import _trimmed, label_probability
 from rag_ablation.evaluation.scoring.graded import doc_of
+from rag_ablation.evaluation.scoring.grounding import lexical_support
 from rag_ablation.llm.client.concurrent import chat_many
 from rag_ablation.llm.client.prompt_cache import CachedLLM
 from rag_ablation.llm.client.prompting import fill, format_passages, user_messages
@@ -229,3 +231,45 @@ def support_canaries(records: Sequence[Mapping[str, Any]], questions: Mapping[st
     rng = random.Random(seed)
     chosen = eligible if len(eligible) <= n else sorted(rng.sample(eligible, n), key=lambda r: str(r["id"]))
     return [c for r in chosen for c in answer_canaries(r, questions[r["id"]], texts, rng=rng)]
+
+
+# ----------------------------------------------------------------------------- the stage's records
+def answer_rows(records: Sequence[Mapping[str, Any]], scores: Mapping[str, SupportScore]) -> list[dict[str, Any]]:
+    """One row per answer record, in record order: ``id``, ``answer_sha256`` and the score's
+    ``reply``, ``verdict`` and ``p_supported``; a record not in ``scores`` (its shown passages
+    unknown, so nothing was asked) has reply and p_supported null and verdict ``invalid``."""
+    rows = []
+    for r in records:
+        score = scores.get(r["id"])
+        outcome = score.record() if score else {"reply": None, "verdict": "invalid", "p_supported": None}
+        rows.append({"id": r["id"], "answer_sha256": answer_sha256(r["answer"]), **outcome})
+    return rows
+
+
+def support_records(llm: CachedLLM, template: str, records: Sequence[Mapping[str, Any]],
+                    questions: Mapping[str, str], texts: Mapping[str, str], *, canaries: int, seed: int,
+                    num_predict: int, top_logprobs: int, concurrency: int = 1,
+                    progress: Callable[[Any], Any] = lambda it: it) -> dict[str, Any]:
+    """The ``support@CONFIG`` records of the answer ``records`` (``id``, ``answer``, ``passages``):
+    every answer whose shown passages all have text in ``texts`` is asked the support prompt, and
+    so are the canaries of up to ``canaries`` of them (``support_canaries``), each canary right
+    after its answer (``grouped_order``). Returns ``answers`` (``answer_rows``), ``canaries``
+    (``id``, ``kind``, ``text``, ``source``, ``lexical_support`` and the score's record),
+    ``unscored`` (answers without P(SUPPORTED)) and ``invalid`` (answers asked whose reply is not
+    a verdict)."""
+    asked = [(r, shown_texts(r["passages"], texts)) for r in records]
+    items = {r["id"]: SupportItem(questions[r["id"]], passages, r["answer"]) for r, passages in asked if passages}
+    made = support_canaries(records, questions, texts, n=canaries, seed=seed)
+    every = [*items.values(), *(c.item for c in made)]
+    order = grouped_order(list(items), [c.id for c in made])
+    in_order = score_support(llm, template, [every[k] for k in order], num_predict=num_predict,
+                             top_logprobs=top_logprobs, concurrency=concurrency, progress=progress)
+    position = {k: pos for pos, k in enumerate(order)}
+    scores = [in_order[position[k]] for k in range(len(every))]
+    rows = answer_rows(records, dict(zip(items, scores)))
+    return {"answers": rows,
+            "canaries": [{"id": c.id, "kind": c.kind, "text": c.text, "source": c.source,
+                          "lexical_support": lexical_support(c.text, c.item.passages), **sc.record()}
+                         for c, sc in zip(made, scores[len(items):])],
+            "unscored": sum(row["p_supported"] is None for row in rows),
+            "invalid": sum(row["verdict"] == "invalid" and row["reply"] is not None for row in rows)}
