@@ -442,8 +442,9 @@ def judge_eval_args(d):
     m = d / "metrics"
     return ["--answer-scores", m / "scores/answers.csv", "--retrieval-scores", m / "scores/retrieval.csv",
             "--judgments", d / "build/judgments", "--checks", d / "build/checks.json", "--grades", d / "grades.jsonl",
-            "--support", d / "build/support", "--out", m / "judge.json", "--detail", m / "judge_detail.json", "--verdicts", m / "scores/verdicts.csv",
-            "--plot", m / "plots/coverage.json", "--canaries", m / "scores/canaries.csv", "--roc", m / "plots/roc.json"]
+            "--support", d / "build/support", "--out", m / "judge.json", "--detail", m / "judge_detail.json",
+            "--verdicts", m / "scores/verdicts.csv", "--plot", m / "plots/coverage.json",
+            "--canaries", m / "scores/canaries.csv", "--roc", m / "plots/roc.json"]
 
 
 @pytest.fixture(scope="module")
