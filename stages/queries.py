@@ -1,7 +1,9 @@
 """Stage `queries@NAME`: the text each question is retrieved with, under query transform NAME
 (`query_transforms.NAME` in params.yaml: kind none | rewrite | hyde, prompt, num_predict).
 
-LLM calls go through the prompt cache; calls, hits and misses are printed and written, with
+A transform no running config searches with (the index_plan stage's `--plan` file says so)
+asks the LLM nothing and writes status `unavailable` with the reason. LLM calls go through the
+prompt cache; calls, hits and misses are printed and written, with
 the LLM time, to a leaf latency file.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rag_ablation.llm.client.registry import backend_from_config
 from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.data.questions import Question
 from rag_ablation.llm.transforms import transform_queries
+from rag_ablation.retrieval.plan import transform_unused
 from rag_ablation.support.timing import percentiles_ms
 
 
@@ -30,6 +33,8 @@ def main() -> None:
     ap.add_argument("--name", required=True)
     ap.add_argument("--questions", type=Path, required=True)
     ap.add_argument("--prompts", type=Path, required=True)
+    ap.add_argument("--plan", type=Path, default=None,
+                    help="index_plan's file of this transform (dvc.yaml passes it); without it the transform runs")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--latency", type=Path, required=True)
     args = ap.parse_args()
@@ -37,8 +42,9 @@ def main() -> None:
     spec = params.transform(args.name)
     kind = spec.kind
     questions = [Question(**d) for d in read_jsonl(args.questions)]
-    if kind != "none" and not params.llm.enabled:
-        reason = f"query transform {args.name!r} ({kind}) needs an LLM, and llm.backend is none"
+    unused = transform_unused(args.plan) if args.plan is not None else None
+    if unused is not None or (kind != "none" and not params.llm.enabled):
+        reason = unused or f"query transform {args.name!r} ({kind}) needs an LLM, and llm.backend is none"
         runner.write_unavailable({"transform": args.name, "kind": kind, "status": "unavailable", "reason": reason,
                                   "queries": {}, "empty_outputs": []},
                                  out=args.out, latency=args.latency, no_work=NO_CALLS, label=f"queries@{args.name}")

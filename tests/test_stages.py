@@ -42,7 +42,7 @@ def built(tmp_path_factory):
               "--out", b / f"queries/{name}.json", "--latency", d / f"metrics/latency/queries_{name}.json")
         stage(d, "query_vectors.py", "--name", name, "--questions", b / "q.jsonl", "--queries",
               b / f"queries/{name}.json", *vector_args(d, name, flag="--out"))
-    stage(d, "index_plan.py", "--out", b / "plan")
+    stage(d, "index_plan.py", "--out", b / "plan", "--transforms", b / "plan_queries")
     for name in params["chunkings"]:
         stage(d, "chunk.py", "--name", name, "--corpus", "corpus", "--out", b / f"chunks/{name}.jsonl")
         stage(d, "dense_index.py", "--chunks", b / f"chunks/{name}.jsonl", "--out", b / f"dense/{name}",
@@ -589,14 +589,23 @@ def test_support_stage_scores_every_answer_and_the_canaries(built, tmp_path):
 
 
 def test_support_stage_is_unavailable_without_answers_or_an_llm(built, tmp_path):
+    """No LLM, or support.ask_llm false: unavailable with the reason and no call, but the same
+    canaries as an asked run, scored lexically only (judge_eval still checks lexical support
+    against them). No answers: unavailable, no canary."""
+    asked, _, _ = support_run(built, tmp_path, "bm25", out="asked.json", latency="al.json")
+    lexical_only = [{k: c[k] for k in ("id", "kind", "text", "source", "lexical_support")} | {"p_supported": None}
+                    for c in asked["canaries"]]
+    assert len(lexical_only) == 4
     out, latency, res = support_run(built, tmp_path, "bm25", llm={"backend": "none"})
     assert out["status"] == "unavailable" and "llm.backend is none" in out["reason"]
-    assert out["answers"] == [] and out["canaries"] == [] and out["llm"] is None and latency["calls"] == 0
+    assert out["answers"] == [] and out["canaries"] == lexical_only and out["llm"] is None and latency["calls"] == 0
     assert "support@bm25: unavailable" in res.stderr
     out, latency, _ = support_run(built, tmp_path, "hybrid_rerank", out="h.json", latency="hl.json")
     assert out["status"] == "unavailable" and out["reason"] and out["answers"] == [] and latency["calls"] == 0
+    assert out["canaries"] == []
     out, latency, _ = support_run(built, tmp_path, "bm25", out="n.json", latency="nl.json", ask_llm=False)
     assert out["status"] == "unavailable" and "support.ask_llm is false" in out["reason"] and latency["calls"] == 0
+    assert out["canaries"] == lexical_only
 
 
 def test_judge_checks_make_canaries_for_graded_questions_and_pairs_both_ways(judged):
@@ -945,9 +954,20 @@ def test_configs_left_out_of_run_configs_build_nothing_and_run_unavailable(built
     params["run_configs"] = ["bm25"]
     params["gate"]["configs"] = ["dense"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    stage(tmp_path, "index_plan.py", "--out", tmp_path / "plan")
+    res = stage(tmp_path, "index_plan.py", "--out", tmp_path / "plan", "--transforms", tmp_path / "plan_queries")
     assert load(tmp_path / "plan/base.json") == {"bm25": True, "dense": False}
     assert load(tmp_path / "plan/heading.json") == {"bm25": False, "dense": False}
+    # the rewrite config is left out, so its transform asks the LLM nothing
+    assert load(tmp_path / "plan_queries/none.json") == {"used": True, "reason": None}
+    unused = load(tmp_path / "plan_queries/rewrite.json")
+    assert unused["used"] is False and "rewrite is left out of this run" in unused["reason"]
+    assert "index_plan: query transform rewrite not run" in res.stderr
+    res = stage(tmp_path, "queries.py", "--name", "rewrite", "--questions", b / "q.jsonl", "--prompts", ROOT / "prompts",
+                "--plan", tmp_path / "plan_queries/rewrite.json", "--out", tmp_path / "rewrite.json",
+                "--latency", tmp_path / "lat_rewrite.json")
+    out = load(tmp_path / "rewrite.json")
+    assert out["status"] == "unavailable" and out["reason"] == unused["reason"] and out["queries"] == {}
+    assert load(tmp_path / "lat_rewrite.json")["calls"] == 0
 
     def retrieve(name):
         return stage(tmp_path, "retrieve.py", "--name", name, "--questions", b / "q.jsonl", "--chunks",
@@ -959,7 +979,7 @@ def test_configs_left_out_of_run_configs_build_nothing_and_run_unavailable(built
     run = load(tmp_path / "dense.json")
     assert run["status"] == "unavailable" and run["questions"] == []
     assert run["reason"] == ("config 'dense' is not in run_configs (bm25), so it does not run; add it to "
-                             "run_configs or set run_configs: all")
+                             "run_configs or run every config: dvc exp run -S run_configs=all")
     assert "retrieve@dense: unavailable: config 'dense' is not in run_configs" in res.stderr
     retrieve("bm25")
     assert load(tmp_path / "bm25.json")["questions"] == load(b / "runs/bm25.json")["questions"]

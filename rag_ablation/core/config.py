@@ -18,7 +18,7 @@ question; ``tests/core/test_config.py`` keeps these tuples equal to the registri
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -1220,20 +1220,47 @@ def _floor(v: Any, where: str) -> float | dict[str, float]:
 
 
 RUN_ALL = "all"
-"""The value of ``run_configs`` that searches with every retrieval config (the default)."""
+"""The value of ``run_configs`` that searches with every retrieval config, optional ones too."""
+RUN_DEFAULT = "default"
+"""The value of ``run_configs`` that searches with every retrieval config not marked
+``optional: true`` (the default)."""
+OPTIONAL_KEY = "optional"
+"""The key of a ``retrieval.NAME`` block that leaves the config out of the default run."""
 
 
-def run_configs_of(spec: Any, retrieval: Mapping[str, Any]) -> tuple[str, ...]:
+def run_configs_of(spec: Any, retrieval: Mapping[str, Any], optional: Iterable[str] = ()) -> tuple[str, ...]:
     """``run_configs``: the retrieval configs this run searches with, in ``retrieval``'s order.
-    ``all`` (or the key left out, or null) is every config; a list names some, each once. A
-    config left out writes an unavailable ranking with the reason (stage ``retrieve@NAME``) and
-    needs no index (stage ``index_plan``), so a data set of short passages embeds only what the
-    named configs search."""
-    if spec is None or spec == RUN_ALL:
+    ``default`` (or the key left out, or null) is every config but those of ``optional`` (marked
+    ``optional: true``); ``all`` is every config; a list names some, each once, optional or not.
+    A config left out writes an unavailable ranking with the reason (stage ``retrieve@NAME``),
+    needs no index (stage ``index_plan``) and no query transform of its own, so a first run (or
+    a data set of short passages) pays only for what it compares."""
+    if spec is None or spec == RUN_DEFAULT:
+        skipped = set(optional)
+        return tuple(c for c in retrieval if c not in skipped)
+    if spec == RUN_ALL:
         return tuple(retrieval)
-    names = _config_names(retrieval, f"{RUN_ALL} or a non-empty list of retrieval config names such as "
-                                     "[dense, bm25, hybrid]")(spec, "run_configs")
+    names = _config_names(retrieval, f"{RUN_DEFAULT}, {RUN_ALL} or a non-empty list of retrieval config names "
+                                     "such as [dense, bm25, hybrid]")(spec, "run_configs")
     return tuple(c for c in retrieval if c in names)
+
+
+def optional_configs(raw_retrieval: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Split ``optional`` off the ``retrieval`` blocks: the blocks without the key (what
+    :meth:`RetrievalConfig.from_params` reads, so a run file never records it) and the names of
+    the configs marked ``optional: true``. A value other than true or false is refused."""
+    blocks, optional = {}, []
+    for name, spec in raw_retrieval.items():
+        if isinstance(spec, Mapping) and OPTIONAL_KEY in spec:
+            flag = spec[OPTIONAL_KEY]
+            if not isinstance(flag, bool):
+                raise _fail(f"retrieval.{name}.{OPTIONAL_KEY}", "true (left out unless run_configs names it or is "
+                            f"{RUN_ALL}) or false", flag)
+            if flag:
+                optional.append(name)
+            spec = {k: v for k, v in spec.items() if k != OPTIONAL_KEY}
+        blocks[name] = spec
+    return blocks, tuple(optional)
 
 
 def _check_selected(names: tuple[str, ...], selected: tuple[str, ...], where: str) -> None:
@@ -1375,7 +1402,8 @@ class Params:
     """The whole of params.yaml, checked. ``dataset`` names what the pipeline runs on
     (``rag_ablation.datasets.registry``: handbook, the default, covidqa, or an imported set
     under :data:`IMPORTED_DIR`); ``run_configs`` the retrieval configs this run searches with
-    (:func:`run_configs_of`: every one unless params name some)."""
+    (:func:`run_configs_of`: every one not marked ``optional: true`` unless params name some);
+    ``optional_configs`` those marked ``optional: true``."""
 
     chunk_size: int
     chunk_overlap: int
@@ -1398,6 +1426,7 @@ class Params:
     documents: DocumentsConfig = field(default_factory=DocumentsConfig)
     support: SupportConfig = field(default_factory=SupportConfig)
     run_configs: tuple[str, ...] = ()
+    optional_configs: tuple[str, ...] = ()
 
     BLOCKS = ("dataset", "documents", "chunk_size", "chunk_overlap", "labels", "embedding", "bm25", "faiss", "chunkings",
               "retrieval", "apps", "run_configs", "query_transforms", "llm", "generation", "stats", "judge", "support", "gate",
@@ -1421,8 +1450,9 @@ class Params:
             transforms_raw = {NO_TRANSFORM: {"kind": NO_TRANSFORM}}
         transforms = {n: QueryTransformConfig.from_params(n, s)
                       for n, s in _named(transforms_raw, "query_transforms").items()}
+        retrieval_raw, optional = optional_configs(_named(raw.get("retrieval"), "retrieval"))
         retrieval = {n: RetrievalConfig.from_params(n, s, chunkings=tuple(chunkings), transforms=tuple(transforms))
-                     for n, s in _named(raw.get("retrieval"), "retrieval").items()}
+                     for n, s in retrieval_raw.items()}
         if not retrieval:
             raise ConfigError("retrieval: missing or empty; name at least one retrieval config")
         apps = {n: AppConfig.from_params(n, s) for n, s in _named(raw.get("apps"), "apps").items()}
@@ -1431,7 +1461,7 @@ class Params:
             raise ConfigError(f"apps: {', '.join(map(repr, clash))} also named under retrieval; an app's name must "
                               f"differ from every retrieval config's (both write runs/NAME.json)")
         retrieval.update({n: RetrievalConfig.of_app(n, a) for n, a in apps.items()})
-        selected = run_configs_of(raw.get("run_configs"), retrieval)
+        selected = run_configs_of(raw.get("run_configs"), retrieval, optional)
         return cls(
             labels=LabelsConfig.from_params(raw.get("labels")),
             embedding=EmbeddingConfig.from_params(raw.get("embedding")),
@@ -1446,6 +1476,7 @@ class Params:
             gate=GateConfig.from_params(raw.get("gate"), retrieval=tuple(retrieval), selected=selected,
                                         answered=_mapping(raw.get("generation"), "generation").get("configs") or ()),
             run_configs=selected,
+            optional_configs=optional,
             split=SplitConfig.from_params(raw.get("split")),
             workbench=WorkbenchConfig.from_params(raw.get("workbench")),
             ray=RayConfig.from_params(raw.get("ray")),
@@ -1460,15 +1491,19 @@ class Params:
         return _get(self.retrieval, name, "retrieval")
 
     def searched(self) -> dict[str, RetrievalConfig]:
-        """The retrieval configs of ``run_configs`` (every one by default), by name."""
+        """The retrieval configs of ``run_configs`` (every non-optional one by default), by name."""
         return {n: c for n, c in self.retrieval.items() if n in self.run_configs}
 
     def left_out(self, name: str) -> str | None:
         """Why retrieval config ``name`` does not run (one line), or None when it runs."""
         if name in self.run_configs:
             return None
+        if name in self.optional_configs and self.run_configs == run_configs_of(RUN_DEFAULT, self.retrieval,
+                                                                                   self.optional_configs):
+            return (f"config {name!r} is optional (optional: true in params.yaml), so the default run leaves it out; "
+                    f"run it with every other config: dvc exp run -S run_configs={RUN_ALL}")
         return (f"config {name!r} is not in run_configs ({', '.join(self.run_configs)}), so it does not run; add it "
-                f"to run_configs or set run_configs: {RUN_ALL}")
+                f"to run_configs or run every config: dvc exp run -S run_configs={RUN_ALL}")
 
     def transform(self, name: str) -> QueryTransformConfig:
         return _get(self.query_transforms, name, "query_transforms")

@@ -17,6 +17,12 @@ is whether an index stage *builds*:
 - a parameter that does not flip a need (``rrf_k``, ``k``, a query transform) reruns only the
   ``index_plan`` stage, whose files stay byte-identical, so DVC skips every index stage after it.
 
+Query transforms get the same treatment: ``index_plan`` also writes ``<transforms>/<name>.json``
+= ``{"used": bool, "reason": str | null}`` (``transform_needs``), and ``queries@NAME`` depends on
+that file. A transform no running config searches with (HyDE when its config is ``optional``
+and the run is the default one) asks the LLM nothing: it writes an unavailable output with the
+reason, and so does everything after it.
+
 So a BM25-only study embeds nothing, and a dense-only study tokenizes nothing. A retriever asked
 to open an unbuilt index (``check_built``) raises one error saying which and why: it would mean
 the plan and the configs disagree, which the DAG above prevents.
@@ -46,6 +52,44 @@ def index_needs(retrieval: Mapping[str, RetrievalConfig], chunkings: Iterable[st
         entry["bm25"] |= cfg.uses_bm25
         entry["dense"] |= cfg.uses_dense
     return needs
+
+
+def transform_needs(searched: Mapping[str, RetrievalConfig], retrieval: Mapping[str, RetrievalConfig],
+                    transforms: Iterable[str]) -> dict[str, dict[str, object]]:
+    """Transform -> ``{"used": bool, "reason": str | None}``: used when a config of ``searched``
+    (the configs that run) searches with it; else the reason names the configs of ``retrieval``
+    that would (left out of this run), or says none does."""
+    out: dict[str, dict[str, object]] = {}
+    for name in sorted(transforms):
+        if any(c.query == name for c in searched.values()):
+            out[name] = {"used": True, "reason": None}
+            continue
+        users = [n for n, c in retrieval.items() if c.query == name]
+        reason = (f"no retrieval config that runs searches with query transform {name!r}: "
+                  + (f"{', '.join(users)} {'is' if len(users) == 1 else 'are'} left out of this run "
+                     f"(run every config: dvc exp run -S run_configs=all)" if users else
+                     "no retrieval config names it (query: " + name + ")"))
+        out[name] = {"used": False, "reason": reason}
+    return out
+
+
+def write_transform_plan(folder: Path, needs: Mapping[str, Mapping[str, object]]) -> None:
+    """One ``<transform>.json`` per entry of ``needs`` in ``folder``, replaced whole."""
+    with replaced_folder(Path(folder)) as tmp:
+        for name, need in needs.items():
+            write_text(tmp / f"{name}.json", json.dumps(dict(need), sort_keys=True) + "\n")
+
+
+def transform_unused(plan_file: Path) -> str | None:
+    """Why the query transform of ``plan_file`` is not used in this run, or None when it is."""
+    plan_file = Path(plan_file)
+    if not plan_file.is_file():
+        raise MissingInput(f"no query transform plan {plan_file}: run `dvc repro index_plan`")
+    need = read_json(plan_file)
+    if not isinstance(need, dict) or not isinstance(need.get("used"), bool):
+        raise UserError(f"query transform plan {plan_file} has no true/false 'used'; regenerate it with "
+                        "`dvc repro index_plan`")
+    return None if need["used"] else str(need.get("reason") or "not used by any config that runs")
 
 
 def unbuilt_lines(needs: Mapping[str, Mapping[str, bool]]) -> list[str]:

@@ -125,8 +125,8 @@ def test_a_gated_config_left_out_of_run_configs_is_named_with_the_reason(tmp_pat
     (d / "params.yaml").write_text(yaml.safe_dump({**params, "run_configs": ["dense", "bm25"]}, sort_keys=False))
     res = check(d)
     assert res.returncode == 2 and res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
-    assert (f"config {GATED!r} is not in run_configs (dense, bm25), so it does not run; add it to run_configs or set "
-            "run_configs: all") in res.stderr
+    assert (f"config {GATED!r} is not in run_configs (dense, bm25), so it does not run; add it to run_configs or run "
+            "every config: dvc exp run -S run_configs=all") in res.stderr
     res = check(d, "--config", "no_such")
     assert res.returncode == 2 and "gated config 'no_such' has no rows" in res.stderr
 

@@ -424,20 +424,48 @@ def test_embedding_ray_and_shard_settings_fail_with_their_key(changes, message):
     assert "\n" not in msg and "sk-abc123" not in msg
 
 
-def test_run_configs_all_or_a_list_in_params_order():
-    """``run_configs`` left out or ``all`` is every retrieval config; a list keeps params.yaml's
-    order whatever order it is written in, and only the listed configs are searched."""
+def test_run_configs_default_all_or_a_list_in_params_order():
+    """``run_configs`` left out or ``default`` is every retrieval config not marked
+    ``optional: true``; ``all`` is every one; a list keeps params.yaml's order whatever order it
+    is written in, and only the listed configs are searched."""
     everything = tuple(BASE["retrieval"])
-    assert Params.from_params(BASE).run_configs == everything
+    optional = tuple(n for n, c in BASE["retrieval"].items() if c.get("optional"))
+    assert optional  # params.yaml marks some (the anchors' configs, rewrite and hyde)
+    default = tuple(n for n in everything if n not in optional)
+    assert Params.from_params(BASE).run_configs == default
+    assert Params.from_params(BASE).optional_configs == optional
+    assert Params.from_params(with_change("run_configs", "all")).run_configs == everything
     # the gate's configs set in params stay (the gate stage says they were not compared)
     assert Params.from_params(with_change("run_configs", ["dense", "bm25"])).gate.configs == ("hybrid_heading",)
-    assert Params.from_params(with_change("run_configs", None, delete=True)).run_configs == everything
+    assert Params.from_params(with_change("run_configs", None, delete=True)).run_configs == default
     p = Params.from_params(with_change("run_configs", ["hybrid", "dense", "bm25"]))
     assert p.run_configs == tuple(n for n in everything if n in {"hybrid", "dense", "bm25"})
     assert list(p.searched()) == list(p.run_configs)
     assert p.left_out("dense") is None
     reason = p.left_out("dense_c400")
-    assert "'dense_c400' is not in run_configs (dense, bm25, hybrid)" in reason and "run_configs: all" in reason
+    assert "'dense_c400' is not in run_configs (dense, bm25, hybrid)" in reason and "run_configs=all" in reason
+    # a list may name an optional config; the default run says why it left one out
+    assert "hyde" in Params.from_params(with_change("run_configs", ["dense", "hyde"])).run_configs
+    reason = Params.from_params(BASE).left_out("hyde")
+    assert "'hyde' is optional" in reason and "-S run_configs=all" in reason
+
+
+def test_optional_is_not_recorded_in_the_config():
+    """``optional`` decides only whether a config runs: the resolved config (what a run file
+    records) is the same with and without it, so marking a config changes none of its runs."""
+    marked = Params.from_params(BASE).config("hyde").resolved()
+    raw = with_change("run_configs", "all")
+    raw["retrieval"]["hyde"] = {k: v for k, v in raw["retrieval"]["hyde"].items() if k != "optional"}
+    assert Params.from_params(raw).config("hyde").resolved() == marked
+    assert "optional" not in marked
+
+
+@pytest.mark.bad_input
+def test_optional_must_be_true_or_false():
+    raw = with_change("run_configs", "all")
+    raw["retrieval"]["hyde"] = {**raw["retrieval"]["hyde"], "optional": "yes"}
+    msg = error_of(raw)
+    assert "retrieval.hyde.optional" in msg and "true" in msg and "'yes'" in msg, msg
 
 
 def test_run_configs_move_the_default_baseline_and_gate():
@@ -457,8 +485,8 @@ def test_run_configs_move_the_default_baseline_and_gate():
 @pytest.mark.parametrize("value, message", [
     (["dense", "nope"], "run_configs: 'nope' not a retrieval config; expected some of: dense,"),
     (["dense", "dense"], "run_configs: expected each config once"),
-    ([], "run_configs: expected all or a non-empty list of retrieval config names"),
-    ("dense", "run_configs: expected all or a non-empty list of retrieval config names"),
+    ([], "run_configs: expected default, all or a non-empty list of retrieval config names"),
+    ("dense", "run_configs: expected default, all or a non-empty list of retrieval config names"),
 ])
 def test_run_configs_refuses_what_names_no_config(value, message):
     assert message in error_of(with_change("run_configs", value))

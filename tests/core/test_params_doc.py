@@ -175,7 +175,8 @@ def code_keys() -> dict[str, Any]:
     out["retrieval.<name>.fusion"] = config.DEFAULT_FUSION
     out["retrieval.<name>.rrf_k"] = config.DEFAULT_RRF_K
     out["retrieval.<name>.ties"] = config.DEFAULT_TIES
-    out["run_configs"] = config.RUN_ALL  # the field holds the names it resolves to
+    out["run_configs"] = config.RUN_DEFAULT  # the field holds the names it resolves to
+    out["retrieval.<name>.optional"] = False  # split off before the config is read (optional_configs)
     return out
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from rag_ablation.core.config import RetrievalConfig
 from rag_ablation.core.errors import MissingInput, UserError
-from rag_ablation.retrieval.plan import UNUSED_FILE, check_built, index_needs, needed, unbuilt_lines, write_plan, write_unused
+from rag_ablation.retrieval.plan import (UNUSED_FILE, check_built, index_needs, needed, transform_needs, transform_unused,
+                                         unbuilt_lines, write_plan, write_transform_plan, write_unused)
 
 
 def cfg(name: str, chunking: str, method: str) -> RetrievalConfig:
@@ -56,3 +57,32 @@ def test_a_missing_or_malformed_plan_is_one_message(tmp_path):
     (tmp_path / "bad.json").write_text('{"dense": "yes"}')
     with pytest.raises(UserError, match="has no true/false 'dense'"):
         needed(tmp_path / "bad.json", "dense")
+
+
+def test_a_transform_is_used_only_when_a_config_that_runs_searches_with_it(tmp_path):
+    """used: some config of the run searches with it; else the reason names the left-out configs
+    that would (one or several), or says that no config names it."""
+    def q(name, query):
+        return RetrievalConfig(name=name, chunking="a", method="dense", query=query)
+
+    retrieval = {"d": q("d", "none"), "hy": q("hy", "hyde"), "rw": q("rw", "rewrite"), "rw2": q("rw2", "rewrite")}
+    needs = transform_needs({"d": retrieval["d"], "hy": retrieval["hy"]}, retrieval, ["none", "hyde", "rewrite", "idle"])
+    assert needs["none"] == {"used": True, "reason": None} and needs["hyde"] == {"used": True, "reason": None}
+    assert needs["rewrite"]["used"] is False
+    assert needs["rewrite"]["reason"] == ("no retrieval config that runs searches with query transform 'rewrite': rw, rw2 "
+                                          "are left out of this run (run every config: dvc exp run -S run_configs=all)")
+    assert needs["idle"]["reason"] == ("no retrieval config that runs searches with query transform 'idle': no "
+                                       "retrieval config names it (query: idle)")
+    write_transform_plan(tmp_path / "tp", needs)
+    assert sorted(p.name for p in (tmp_path / "tp").iterdir()) == ["hyde.json", "idle.json", "none.json", "rewrite.json"]
+    assert transform_unused(tmp_path / "tp/hyde.json") is None
+    assert transform_unused(tmp_path / "tp/rewrite.json") == needs["rewrite"]["reason"]
+
+
+@pytest.mark.bad_input
+def test_a_missing_or_damaged_transform_plan_says_how_to_regenerate_it(tmp_path):
+    with pytest.raises(MissingInput, match="dvc repro index_plan"):
+        transform_unused(tmp_path / "none.json")
+    (tmp_path / "none.json").write_text(json.dumps({"used": "yes"}))
+    with pytest.raises(UserError, match="no true/false 'used'"):
+        transform_unused(tmp_path / "none.json")

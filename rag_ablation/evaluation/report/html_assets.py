@@ -90,7 +90,7 @@ class PageFile:
 PAGE_FILES = {
     "skeleton": PageFile("report.html", "8f23eb31db3e2112788fd15fd52d059de268ee1b011283ef7019fbb57a16b015"),
     "style": PageFile("report.css", "fa3f57bff23a75e21699f9fec07cc60d14746083b17cb32a129e18b305ba6db5"),
-    "app": PageFile("report.js", "39fe45c5b2435df4fd512c2315f696d6e76f7e68ced9e8974efc2937c4218d9f"),
+    "app": PageFile("report.js", "1a00926af73b980ac08a435aeaafc808f3366675ba11504613c3a044bb285c30"),
 }
 """Part of ``metrics/report.html`` -> its file. ``skeleton``: the page's HTML, with the
 placeholders ``{style}``, ``{libraries}``, ``{data}`` and ``{app}`` that

@@ -22,6 +22,8 @@ Two things are computed here because no stage writes them:
 
 ``stats.measure: auto`` is read as the ``stats`` stage used it (``metrics_view.stats_settings``:
 nDCG@10 on graded qrels); ``meta.measure``, its label and ``meta.test`` name it for the page.
+The configs are those of this run (``Params.searched``); ``meta.not_run`` names the others
+(left out by ``run_configs``), shown in one line rather than as unavailable rows.
 
 Per question (:func:`question_entries`, :func:`grid`, :func:`rankings`): the question, its
 spans and audit lines; its 0/1 value of the grid's column (:func:`grid_column`: ``stats.measure``,
@@ -175,7 +177,7 @@ def read_inputs(params: Params, *, stats: Path, judge: Path, scores: Path, verdi
     score stage's summary of the app configs (:func:`app_labels`). ``documents`` (the dataset
     stage's provenance file) and ``chunks`` (the folder of chunk files): where a document has
     pages or slides, the page of each of its chunks is shown (:func:`chunk_sources`)."""
-    configs = list(params.retrieval)
+    configs = list(params.searched())
     run_files = {c: read_output(runs / f"{c}.json", f"{'app' if params.config(c).is_app else 'retrieve'}@{c}")
                  for c in configs}
     chunkings = sorted({ch for c in configs if (ch := params.config(c).chunking) is not None})
@@ -217,9 +219,9 @@ def chunk_sources(inputs: Inputs, passages: Mapping[str, Mapping[str, str]]) -> 
 
 
 def transforms_shown(params: Params) -> list[str]:
-    """The query transforms other than kind ``none`` that some config of params searches with,
+    """The query transforms other than kind ``none`` that some config of this run searches with,
     sorted: the ones whose searched text the question view shows."""
-    return sorted({params.config(c).query for c in params.retrieval
+    return sorted({params.config(c).query for c in params.searched()
                    if params.transform(params.config(c).query).kind != "none"})
 
 
@@ -299,17 +301,17 @@ def change_entry(vs: Mapping[str, Any] | None, measure: str) -> Json | None:
 
 def page_settings(inputs: Inputs, params: Params) -> StatsConfig:
     """``params.stats`` with ``measure`` the column the ``stats`` stage used (``auto`` resolved)."""
-    return stats_settings(params.stats, inputs.stats, list(params.retrieval))
+    return stats_settings(params.stats, inputs.stats, list(params.searched()))
 
 
 def config_entries(inputs: Inputs, params: Params) -> list[Json]:
-    """One entry per config of params, in params order (module docstring)."""
+    """One entry per config of this run (``Params.searched``), in params order (module docstring)."""
     settings = page_settings(inputs, params)
     recall = RECALL_OF[settings.measure]
-    marks = config_letters(inputs.rows, list(params.retrieval), measure=settings.measure,
+    marks = config_letters(inputs.rows, list(params.searched()), measure=settings.measure,
                            alpha=1 - settings.confidence, settings=settings)
     out = []
-    for name in params.retrieval:
+    for name in params.searched():
         entry: Json = {"name": name, "baseline": name == settings.baseline,
                        "chunking": view_of(params, name), "answered": name in params.generation.configs,
                        "query": params.config(name).query,
@@ -784,7 +786,8 @@ def page_data(inputs: Inputs, params: Params) -> Json:
                  "n_baseline": base.get("n") if base else None, "alpha": round(1 - settings.confidence, 10),
                  "judges": list(params.judge.judges), "dataset": params.dataset,
                  "latency_rule": WARM_RULE, "cost_tolerance": COST_TOLERANCE,
-                 "cost_floor_ms": COST_FLOOR_MS},
+                 "cost_floor_ms": COST_FLOOR_MS,
+                 "not_run": [c for c in params.retrieval if c not in params.searched()]},
         "configs": configs,
         "forest": forest_rows(configs),
         "cost": cost_points(configs, settings.measure),

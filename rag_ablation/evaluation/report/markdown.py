@@ -70,7 +70,9 @@ def _slices(metrics: Metrics, configs: Sequence[str]) -> dict[str, tuple[int, bo
 # --------------------------------------------------------------------------- sections
 
 
-def intro(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> str:
+def intro(metrics: Metrics, configs: Sequence[str], settings: StatsConfig, not_run: Sequence[str] = ()) -> str:
+    """The title, the baseline and the bootstrap settings; ``not_run`` (configs of params.yaml
+    left out by ``run_configs``) is one line naming them, never a row each."""
     base = config_metrics(metrics, settings.baseline)
     n = base.get("n") if available(metrics, settings.baseline) else None
     unit = "source documents (cluster bootstrap)" if settings.cluster else "questions"
@@ -83,6 +85,9 @@ def intro(metrics: Metrics, configs: Sequence[str], settings: StatsConfig) -> st
         f"{settings.resamples:,} resamples, seed {settings.seed}. Configs in params.yaml order: "
         f"{len([c for c in configs if available(metrics, c)])} of {len(configs)} available.",
     ]
+    if not_run:
+        lines.append(f"Not run: {', '.join(f'`{c}`' for c in not_run)} (left out by `run_configs`; "
+                     "`dvc exp run -S run_configs=all` runs every config).")
     return "\n".join(lines)
 
 
@@ -329,11 +334,13 @@ def audit_section(metrics: Metrics, configs: Sequence[str], settings: StatsConfi
                       f"searched again. Across configs, {found} miss(es) turn out to be hits.", "", table(header, rows)])
 
 
-def render(metrics: Metrics, *, configs: Sequence[str], answered: Sequence[str], settings: StatsConfig) -> str:
-    """The whole report as Markdown text (module docstring), ending with a newline.
+def render(metrics: Metrics, *, configs: Sequence[str], answered: Sequence[str], settings: StatsConfig,
+           not_run: Sequence[str] = ()) -> str:
+    """The whole report as Markdown text (module docstring), ending with a newline. ``configs``
+    are the configs that ran (``Params.searched``), ``not_run`` the others, named in one line.
     ``settings.measure`` ``auto`` is read as the stage used it (``metrics_view.stats_settings``)."""
     settings = stats_settings(settings, metrics, configs)
-    sections = [intro(metrics, configs, settings), how_to_read(settings), configs_section(metrics, configs, settings),
+    sections = [intro(metrics, configs, settings, not_run), how_to_read(settings), configs_section(metrics, configs, settings),
                 slices_section(metrics, configs, settings), paired_section(metrics, configs, settings),
                 slice_counts_section(metrics, configs, settings), subsample_section(metrics, configs, settings),
                 audit_section(metrics, configs, settings), answers_section(metrics, answered, settings)]

@@ -326,3 +326,31 @@ def test_support_without_hand_support_grades_is_one_line(tmp_path):
             "Array.from(document.querySelectorAll('#judge-panel > h3')).map(h => h.textContent)")
         assert browser.evaluate("document.querySelectorAll('table.support-scorers, table.support-split').length") == 0
         assert outside(browser.requests()) == [] and browser.failed() == []
+
+
+def test_configs_left_out_of_the_run_are_one_line(tmp_path):
+    """A config marked ``optional`` in the default run (``run_configs: default``): the summary names
+    it once with the command that runs it; it has no row in the configs table, no line among the
+    unavailable configs (where hybrid_rerank, which ran and could not load its model, stays) and no
+    searched text of its transform."""
+    (tmp_path / "project").mkdir()
+    d = tiny_project(tmp_path / "project")
+    params = yaml.safe_load((d / "params.yaml").read_text())
+    params["retrieval"]["rewrite"]["optional"] = True
+    params["run_configs"] = "default"
+    (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    res = run_stage(d, *stage_args(d))
+    assert res.returncode == 0, res.stderr
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        open_page(browser, d / "metrics/report.html")
+        summary = browser.evaluate("document.getElementById('summary').textContent")
+        assert summary.endswith("3 of 4 configs available. Not run: rewrite (left out by run_configs; "
+                                "dvc exp run -S run_configs=all runs every config)."), summary
+        table = browser.evaluate("document.getElementById('configs-table').textContent")
+        assert "rewrite" not in table and "dense" in table and "hybrid" in table
+        gone = browser.evaluate("document.getElementById('unavailable').textContent")
+        assert "hybrid_rerank" in gone and "rewrite" not in gone
+        browser.evaluate("location.hash = '#q/q0'")
+        browser.wait_for("document.getElementById('question').getAttribute('data-q') === 'q0'")
+        assert "rewrite" not in browser.evaluate("document.getElementById('question').textContent")
+        assert outside(browser.requests()) == [] and browser.failed() == []

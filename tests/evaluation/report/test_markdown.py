@@ -180,3 +180,15 @@ def test_the_config_table_shows_ndcg_for_a_graded_data_set():
     header = next(line for line in text.splitlines() if line.startswith("| config"))
     assert "nDCG@10" in header and "recall@100" not in header
     assert "0.625" in text, "the mean nDCG@10, (0.9 + 0.1 + 0.8 + 0.7) / 4"
+
+
+def test_configs_not_run_are_one_line_not_rows():
+    """Configs left out by ``run_configs`` are named once in the intro, with the command that runs
+    them, and get no row in any table; without any, the line is absent."""
+    text = render(metrics(), configs=["dense", "hybrid", "noisy"], answered=["dense", "hybrid"], settings=SETTINGS,
+                  not_run=["rerank", "hyde"])
+    line = next(x for x in text.splitlines() if x.startswith("Not run:"))
+    assert line == ("Not run: `rerank`, `hyde` (left out by `run_configs`; `dvc exp run -S run_configs=all` "
+                    "runs every config).")
+    assert text.count("`rerank`") == 1 and "| `rerank` |" not in text
+    assert "Not run:" not in report()

@@ -79,7 +79,9 @@ byId("summary").textContent = "Baseline: " + M.baseline + (M.baseline_available 
   ". Questions: " + M.n_questions + " (" + M.n_answerable + " answerable" +
   (M.n_baseline !== null ? ", " + M.n_baseline + " scored in the baseline" : "") + "). Gate measure: " +
   M.measure_label + ". Intervals: " + Math.round(100 * M.confidence) + "% " + M.method + " bootstrap, " +
-  M.resamples + " resamples. " + shown.length + " of " + configs.length + " configs available.";
+  M.resamples + " resamples. " + shown.length + " of " + configs.length + " configs available." +
+  (M.not_run.length ? " Not run: " + M.not_run.join(", ") + " (left out by run_configs; " +
+    "dvc exp run -S run_configs=all runs every config)." : "");
 // The paired test of the verdicts' measure, named where a verdict is shown (its prose comes with the data).
 var testName = M.test_text || M.test;
 byId("forest-note").textContent = "Each config against " + M.baseline + " on the same questions: the change in " +
