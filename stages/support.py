@@ -7,8 +7,10 @@ are unknown and nothing was asked) and the sha256 of the answer text; then two c
 each of a seeded selection of up to `support.canaries` answers (`unrelated_copy`, `shown_copy`),
 each with P(SUPPORTED) and its lexical support (rag_ablation.evaluation.judges.support). The
 model is the answer model (`llm`). Unavailable (with the reason) when the answers are, or when
-`llm.backend` is `none`, or `support.ask_llm` is false. Every prompt goes through the prompt cache, so a killed run loses
-nothing and a rerun resumes; a leaf latency file holds the cache's calls, hits and misses.
+`llm.backend` is `none`, or `support.ask_llm` is false; in the last two cases the same canaries
+are still written, scored lexically only, so judge_eval checks lexical support against them.
+Every prompt goes through the prompt cache, so a killed run loses nothing and a rerun resumes;
+a leaf latency file holds the cache's calls, hits and misses.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from tqdm import tqdm
 from rag_ablation.core import runner
 from rag_ablation.core.config import load_config
 from rag_ablation.core.io import read_json, read_jsonl, write_json
-from rag_ablation.evaluation.judges.support import support_records
+from rag_ablation.evaluation.judges.support import lexical_canaries, support_records
 from rag_ablation.llm.client.prompt_cache import NO_CALLS, CachedLLM, PromptCache
 from rag_ablation.llm.client.prompting import load_template
 from rag_ablation.llm.client.registry import backend_from_config
@@ -33,6 +35,11 @@ from rag_ablation.llm.client.registry import backend_from_config
 NO_LLM_REASON = "the support score needs an LLM, and llm.backend is none"
 NOT_ASKED_REASON = ("support.ask_llm is false: the answer model was not asked (lexical support is still "
                     "calibrated in judge_eval); -S support.ask_llm=true asks it")
+
+
+def questions_of(path: Path) -> dict[str, str]:
+    """Question id -> question text, from the questions file."""
+    return {d["id"]: d["question"] for d in read_jsonl(path)}
 
 
 def main() -> None:
@@ -55,12 +62,15 @@ def main() -> None:
     elif answers["status"] == "ok" and not sc.ask_llm:
         out.update(status="unavailable", reason=NOT_ASKED_REASON)
     if out["status"] != "ok":
+        if answers["status"] == "ok":  # the model is not asked: the canaries are still scored lexically
+            out["canaries"] = lexical_canaries(answers["answers"], questions_of(args.questions),
+                                               read_json(args.run)["passages"], canaries=sc.canaries, seed=sc.seed)
         runner.write_unavailable(out, out=args.out, latency=args.latency, no_work=NO_CALLS,
                                  label=f"support@{args.name}")
         return
 
     template = load_template(args.prompts, sc.prompt, needs=["question", "passages", "answer"])
-    questions = {d["id"]: d["question"] for d in read_jsonl(args.questions)}
+    questions = questions_of(args.questions)
     texts: Mapping[str, str] = read_json(args.run)["passages"]
     backend = backend_from_config(llm_cfg)
     cached = CachedLLM(backend, PromptCache(), options={"support_prompt": sc.prompt})

@@ -416,7 +416,8 @@ def evaluate(*, answer_rows: Sequence[Mapping[str, Any]], retrieval_rows: Sequen
     support_levels = support_of(grades, hashes)
     detail["support"], support_verdict = evaluate_support(
         levels=support_levels, scores=support_scores(answer_rows, support or {}, hashes),
-        canaries=support_canaries(support or {}), keys=sorted(k for k in hashes if k[0] in available),
+        canaries=support_canaries(support or {}), not_asked=support_not_asked(support or {}),
+        keys=sorted(k for k in hashes if k[0] in available),
         folds=threshold_folds, seed=settings.seed, resamples=settings.resamples, confidence=settings.confidence,
         crossfit_seeds=crossfit_seeds, refit_resamples=refit_resamples)
     top_score = {(r["config"], r["id"]): r["top_score"] for r in retrieval_rows}
@@ -541,9 +542,17 @@ def support_scores(answer_rows: Sequence[Mapping[str, Any]], support: Mapping[st
 
 
 def support_canaries(support: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The support canaries of every ``support@CONFIG`` output whose status is ok, in config order."""
-    return [dict(c) for config in sorted(support) if support[config].get("status") == "ok"
-            for c in support[config].get("canaries", [])]
+    """The support canaries of every ``support@CONFIG`` output, in config order: an output whose
+    model was not asked (status unavailable) still has them, scored lexically only."""
+    return [dict(c) for config in sorted(support) for c in support[config].get("canaries", [])]
+
+
+def support_not_asked(support: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """Why no answer has P(SUPPORTED): the reason of the first ``support@CONFIG`` output (config
+    order) when none has status ok; None when one has (or there is none)."""
+    if not support or any(out.get("status") == "ok" for out in support.values()):
+        return None
+    return str(support[sorted(support)[0]].get("reason") or "no support@CONFIG output is available")
 
 
 def verdict_fields(judges: Sequence[str]) -> list[str]:

@@ -246,6 +246,17 @@ def answer_rows(records: Sequence[Mapping[str, Any]], scores: Mapping[str, Suppo
     return rows
 
 
+def lexical_canaries(records: Sequence[Mapping[str, Any]], questions: Mapping[str, str], texts: Mapping[str, str],
+                     *, canaries: int, seed: int) -> list[dict[str, Any]]:
+    """The canaries ``support_records`` would ask about (the same ones: ``support_canaries`` with
+    the same ``canaries`` and ``seed``), scored lexically only, for a run where the answer model
+    is not asked (``support.ask_llm`` false, or no LLM): ``id``, ``kind``, ``text``, ``source``,
+    ``lexical_support``, and ``p_supported`` null."""
+    return [{"id": c.id, "kind": c.kind, "text": c.text, "source": c.source,
+             "lexical_support": lexical_support(c.text, c.item.passages), "p_supported": None}
+            for c in support_canaries(records, questions, texts, n=canaries, seed=seed)]
+
+
 def support_records(llm: CachedLLM, template: str, records: Sequence[Mapping[str, Any]],
                     questions: Mapping[str, str], texts: Mapping[str, str], *, canaries: int, seed: int,
                     num_predict: int, top_logprobs: int, concurrency: int = 1,

@@ -208,16 +208,19 @@ def config_split(config: str, rows: Sequence[Mapping[str, Any]], verdicts: Mappi
 
 def evaluate_support(*, levels: Mapping[Key, str], scores: Mapping[str, Mapping[Key, float | None]],
                      canaries: Sequence[Mapping[str, Any]], keys: Sequence[Key], folds: int, seed: int,
-                     resamples: int, confidence: float, crossfit_seeds: int,
-                     refit_resamples: int) -> tuple[dict[str, Any], dict[Key, bool | None]]:
+                     resamples: int, confidence: float, crossfit_seeds: int, refit_resamples: int,
+                     not_asked: str | None = None) -> tuple[dict[str, Any], dict[Key, bool | None]]:
     """The ``support`` block of ``judge_detail.json`` (levels, calibration per scorer, the primary
     scorer and its source, canaries) and the support verdict of every answer of ``keys`` (module
     docstring). ``levels``: the current answers' support grades; ``scores``: scorer -> answer ->
-    score."""
+    score. ``not_asked``: why the answer model gave no P(SUPPORTED) (``support.ask_llm`` false, no
+    LLM): the llm scorer's reason, instead of a count of unscored grades."""
     labels = labels_of(levels)
     calibration = {n: calibrate_scorer(scores.get(n, {}), labels, folds=folds, seed=seed, resamples=resamples,
                                        confidence=confidence, crossfit_seeds=crossfit_seeds,
                                        refit_resamples=refit_resamples) for n in SCORERS}
+    if not_asked is not None:
+        calibration[LLM] = {**calibration[LLM], "status": "unavailable", "reason": not_asked}
     primary = primary_scorer(calibration)
     threshold = calibration[primary]["threshold"] if primary else None
     verdicts = support_verdicts(keys, labels, scores.get(primary, {}) if primary else {}, threshold)

@@ -37,6 +37,8 @@ def calibration_rows(block: Mapping[str, Any]) -> list[list[str]]:
     rows = []
     for name, c in block["calibration"].items():
         scored = f"{c['n']}" + (f" ({c['unscored']} without a score)" if c.get("unscored") else "")
+        if c["status"] != "ok" and c["n"] == 0:  # never scored (the model was not asked): the reason says why
+            scored = "none"
         if c["status"] != "ok":
             rows.append([f"`{name}`", scored, "n/a", "n/a", "", c.get("reason", "")])
             continue

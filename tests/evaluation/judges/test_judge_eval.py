@@ -619,3 +619,17 @@ def test_without_support_grades_the_support_section_is_one_paragraph():
     section = text.split("## Support (groundedness)")[1].split("\n## ")[0].strip()
     assert section.startswith("No hand support grades") and "\n" not in section
     assert "`rag-ablation grade --support`" in section
+
+
+def test_a_support_model_not_asked_is_named_with_its_reason_not_counted():
+    """``calibration_rows``: a scorer never scored (the model was not asked) reads "none" graded
+    answers scored and its reason; one with some scores keeps its counts."""
+    from rag_ablation.evaluation.report.support_report import calibration_rows
+
+    block = {"calibration": {"llm_support": {"status": "unavailable", "reason": "support.ask_llm is false",
+                                             "n": 0, "unscored": 154},
+                             "lexical_support": {"status": "unavailable", "reason": "3 scored support grade(s), "
+                                                 "fewer than 10", "n": 3, "unscored": 2}}}
+    assert calibration_rows(block) == [["`llm_support`", "none", "n/a", "n/a", "", "support.ask_llm is false"],
+                                       ["`lexical_support`", "3 (2 without a score)", "n/a", "n/a", "",
+                                        "3 scored support grade(s), fewer than 10"]]

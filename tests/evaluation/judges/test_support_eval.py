@@ -145,3 +145,18 @@ def test_evaluate_support_calibrates_both_scorers_and_judges_ungraded_answers():
     assert kappas == [1.0]
     none, v2 = evaluate_support(levels={}, scores={}, canaries=[], keys=keys, **SETTINGS)
     assert none["status"] == "no grades" and none["primary"] is None and set(v2.values()) == {None}
+
+
+def test_a_model_not_asked_is_one_reason_and_its_canaries_still_judge_lexical_support():
+    """``not_asked`` (support.ask_llm false): the llm scorer is unavailable with that reason, not
+    a count of unscored grades; the lexical scorer is calibrated and judged on the canaries, which
+    carry no P(SUPPORTED)."""
+    levels, good, _ = _graded()
+    canaries = [{"kind": "unrelated_copy", "lexical_support": 0.0, "p_supported": None},
+                {"kind": "shown_copy", "lexical_support": 1.0, "p_supported": None}]
+    block, _ = evaluate_support(levels=levels, scores={LEXICAL: good, LLM: {}}, canaries=canaries,
+                                keys=sorted(levels), not_asked="support.ask_llm is false", **SETTINGS)
+    assert block["calibration"][LLM]["status"] == "unavailable"
+    assert block["calibration"][LLM]["reason"] == "support.ask_llm is false" and block["calibration"][LLM]["n"] == 0
+    assert block["primary"] == LEXICAL and block["canaries"]["status"] == "ok"
+    assert set(block["canaries"]["scorers"]) == {LEXICAL} and block["canaries"]["flags"] == []
