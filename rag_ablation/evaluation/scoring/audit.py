@@ -93,11 +93,9 @@ def audited_relevant(relevant: Mapping[str, Sequence[str]], passages: Mapping[st
     by_q: dict[str, list[str]] = {}
     for a in audit:
         by_q.setdefault(a.id, []).append(a.span)
-    extra: dict[str, set[str]] = {q: set() for q in by_q}
-    for qid, spans in by_q.items():
-        for n, span in enumerate(spans):
-            hits = relevant_chunks({f"{qid}#{n}": span}, ((c, "", t) for c, t in passages.items()), window=window)
-            extra[qid].update(hits[f"{qid}#{n}"])
+    # one pass over the passages for every audit span at once (a question's spans: the union)
+    hits = relevant_chunks(by_q, ((c, "", t) for c, t in passages.items()), window=window)
+    extra = {qid: set(ids) for qid, ids in hits.items()}
     out = {q: list(ids) for q, ids in relevant.items()}
     for qid, ids in extra.items():
         have = set(out.get(qid, ()))

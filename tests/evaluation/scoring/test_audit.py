@@ -32,6 +32,26 @@ def test_an_audit_span_makes_a_stored_passage_relevant(tmp_path):
     assert audited_relevant({"q1": ["z9"]}, PASSAGES, [], window=30) == {"q1": ["z9"]}
 
 
+def test_several_audit_spans_add_the_union_of_what_each_finds_alone():
+    """Audited in one pass: each question gains what each of its spans finds on its own (the
+    union), in the passages' order, and a question's spans never add to another question."""
+    from rag_ablation.evaluation.scoring.audit import AuditSpan
+    from rag_ablation.evaluation.scoring.labels import relevant_chunks
+
+    passages = {"c0": "Buses report positions every thirty seconds to the depot.",
+                "c1": "The nightly batch starts at half past two, once the books are closed.",
+                "c2": "Settlement runs every night at 02:30 UTC after the ledger closes."}
+    audit = [AuditSpan(id="q1", doc="t/b.md", span="starts at half past two, once the books", note=""),
+             AuditSpan(id="q1", doc="t/a.md", span="every night at 02:30 UTC after the ledger", note=""),
+             AuditSpan(id="q2", doc="t/c.md", span="report positions every thirty seconds", note="")]
+    alone = {n: relevant_chunks({"x": a.span}, ((c, "", t) for c, t in passages.items()), window=30)["x"]
+             for n, a in enumerate(audit)}
+    out = audited_relevant({"q1": ["z9"], "q3": ["c2"]}, passages, audit, window=30)
+    assert out == {"q1": ["z9"] + [c for c in passages if c in set(alone[0]) | set(alone[1])],
+                   "q2": alone[2], "q3": ["c2"]}
+    assert out["q1"] == ["z9", "c1", "c2"] and out["q2"] == ["c0"]
+
+
 def test_no_audit_file_is_an_empty_audit(tmp_path):
     assert load_audit(tmp_path / "none.jsonl", QS, DOCS) == []
 
