@@ -228,7 +228,8 @@ def beir_switches(params_file: Path = Path("params.yaml")) -> str:
     instead of 72, where every idle instance costs about 3 s of DVC's own work. When
     ``params_file`` cannot be read, or lacks one of its configs' chunkings or query transforms,
     the switches are the plain ones: ``run_configs`` and ``++retrieval.NAME.k``."""
-    from rag_ablation.core.config import FIRST_RUN_CONFIGS, GRADED_DEPTH, ConfigError, load_params
+    from rag_ablation.core.config import (FIRST_RUN_CONFIGS, GRADED_DEPTH, OPTIONAL_KEY, RUN_ALL, RUN_DEFAULT,
+                                          ConfigError, load_params)
 
     try:
         params = load_params(params_file)
@@ -242,13 +243,14 @@ def beir_switches(params_file: Path = Path("params.yaml")) -> str:
                for c in found.values()):
         depth = "".join(f" -S '++retrieval.{n}.k={GRADED_DEPTH}'" for n in names)
         return f" -S 'run_configs=[{','.join(names)}]'{depth}"
-    configs = {n: {**c, "k": GRADED_DEPTH} for n, c in found.items()}
+    # an `optional: true` copied along would leave the config out of the default run it is for
+    configs = {n: {**{k: v for k, v in c.items() if k != OPTIONAL_KEY}, "k": GRADED_DEPTH} for n, c in found.items()}
     blocks = {"retrieval": configs,
               "chunkings": {c["chunking"]: chunkings[c["chunking"]] for c in configs.values()},
               "query_transforms": {c["query"]: transforms[c["query"]] for c in configs.values()}}
     switches = [s for key, value in blocks.items() for s in (f"~{key}", f"+{key}={hydra_value(value)}")]
-    if params.get("run_configs", "all") != "all":
-        switches.append("run_configs=all")
+    if params.get("run_configs", RUN_DEFAULT) not in (RUN_ALL, RUN_DEFAULT):  # a list naming others
+        switches.append(f"run_configs={RUN_ALL}")
     for key, fallback in (("generation", list(dict.fromkeys([names[0], names[-1]]))), ("gate", [names[-1]])):
         listed = list((params.get(key) or {}).get("configs") or [])
         kept = [c for c in listed if c in configs] or fallback

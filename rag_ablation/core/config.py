@@ -1237,7 +1237,12 @@ def run_configs_of(spec: Any, retrieval: Mapping[str, Any], optional: Iterable[s
     a data set of short passages) pays only for what it compares."""
     if spec is None or spec == RUN_DEFAULT:
         skipped = set(optional)
-        return tuple(c for c in retrieval if c not in skipped)
+        selected = tuple(c for c in retrieval if c not in skipped)
+        if not selected:
+            raise ConfigError(f"run_configs: default runs every retrieval config not marked optional: true, and all "
+                              f"{len(retrieval)} are marked; set run_configs: {RUN_ALL} (or list the configs to run), "
+                              f"or remove optional from one")
+        return selected
     if spec == RUN_ALL:
         return tuple(retrieval)
     names = _config_names(retrieval, f"{RUN_DEFAULT}, {RUN_ALL} or a non-empty list of retrieval config names "

@@ -461,6 +461,17 @@ def test_optional_is_not_recorded_in_the_config():
 
 
 @pytest.mark.bad_input
+def test_a_default_run_with_every_config_optional_says_how_to_run_them():
+    raw = with_change("run_configs", "default")
+    raw["retrieval"] = {n: {**c, "optional": True} for n, c in raw["retrieval"].items()}
+    msg = error_of(raw)
+    assert msg.startswith("run_configs: default runs every retrieval config not marked optional: true")
+    assert "set run_configs: all" in msg and "\n" not in msg
+    raw["run_configs"] = "all"
+    assert Params.from_params(raw).run_configs == tuple(raw["retrieval"])
+
+
+@pytest.mark.bad_input
 def test_optional_must_be_true_or_false():
     raw = with_change("run_configs", "all")
     raw["retrieval"]["hyde"] = {**raw["retrieval"]["hyde"], "optional": "yes"}

@@ -52,7 +52,7 @@ def stage(cwd, script, *args):
 
 
 def anchor_params(configs):
-    """The shipped params with the three `-S` overrides, keeping only ``configs`` and their chunkings."""
+    """The shipped params with the four `-S` overrides, keeping only ``configs`` and their chunkings."""
     p = yaml.safe_load((ROOT / "params.yaml").read_text())
     p["dataset"] = "covidqa"
     p["llm"]["backend"] = "none"
@@ -62,6 +62,7 @@ def anchor_params(configs):
     p["generation"]["configs"] = []
     p["stats"]["baseline"] = configs[0]
     p["gate"]["configs"] = [configs[0]]
+    p["run_configs"] = "all"  # the anchors' configs are optional: the documented command names all
     p["embedding"]["threads"] = 1
     return p
 
