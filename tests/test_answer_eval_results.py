@@ -88,20 +88,24 @@ def transform_row(stats: dict, config: str) -> str:
             f"({pts(v['ci_low'])} to {pts(v['ci_high'])}); {v['fixed']} fixed, {v['broken']} broken | {p} |")
 
 
+ALL_CONFIGS = ROOT / "results/all-configs"
+"""The example run with every config (`-S run_configs=all`): the optional ones' numbers."""
+
+
 def test_the_whole_experiment_rows_are_its_stats_and_only_the_llm_configs_moved():
     """results/.../experiment/ holds the metrics of `dvc exp run -S llm.model=qwen2.5-coder-1.5b`:
-    the README's rewrite and HyDE rows are what its stats.json (1.5B) and the committed
-    metrics/stats.json (SmolLM2) say, and every config that reads no LLM output has the same
-    retrieval numbers in both."""
+    the README's rewrite and HyDE rows are what its stats.json (1.5B) and the example's run with
+    every config (SmolLM2, results/all-configs) say, and every config that reads no LLM output has
+    the same retrieval numbers in both."""
     readme = (RESULTS / "README.md").read_text()
     qwen = json.loads((RESULTS / "experiment/stats.json").read_text())
-    smol = json.loads((ROOT / "metrics/stats.json").read_text())
+    smol = json.loads((ALL_CONFIGS / "stats.json").read_text())
     for config in ("rewrite", "hyde"):
         for writer, stats in (("SmolLM2-135M", smol), ("Qwen2.5-Coder-1.5B", qwen)):
             row = f"| `{config}` | {writer} {transform_row(stats, config)}"
             assert row in readme, row
     retrieval = json.loads((RESULTS / "experiment/retrieval.json").read_text())
-    committed = json.loads((ROOT / "metrics/retrieval.json").read_text())
+    committed = json.loads((ALL_CONFIGS / "retrieval.json").read_text())
     no_llm = [c for c in committed if c not in ("rewrite", "hyde", "rewrite_hybrid_rerank")]
     assert len(no_llm) >= 15
     for c in no_llm:  # the archive predates the rounding of every written float (OUTPUT_DECIMALS): within it
@@ -128,3 +132,20 @@ def test_every_answer_has_each_judge_s_score_and_the_readme_quotes_them():
                   f"{'**' if name == 'combined' else ''}{kappa['estimate']:.3f} ({kappa['low']:.3f} to {kappa['high']:.3f})")
         assert quoted in readme, (name, quoted)
     assert scores["combined"]["crossfit"]["kappa"]["estimate"] >= 0.6
+
+
+def test_every_config_the_default_run_searches_has_the_all_configs_numbers():
+    """results/all-configs (every config) and the committed default run (optional configs left
+    out) agree on every config the default run searches, and the left-out ones are exactly the
+    configs params.yaml marks optional: which configs run changes no config's numbers."""
+    from rag_ablation.core.config import load_config
+
+    params = load_config(ROOT / "params.yaml")
+    every = json.loads((ALL_CONFIGS / "retrieval.json").read_text())
+    default = json.loads((ROOT / "metrics/retrieval.json").read_text())
+    assert set(every) == set(default) == set(params.retrieval)
+    assert all(every[c].get("available", 1) for c in every)
+    left_out = sorted(c for c in default if not default[c].get("available", 1))
+    assert left_out == sorted(params.optional_configs) and len(left_out) == 8
+    for c in params.searched():
+        assert every[c] == default[c], c
