@@ -36,9 +36,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="the report (Markdown)")
     args = ap.parse_args()
     params = load_config()
-    ran = list(params.searched())
-    text = render(read_output(args.stats, "stats"), configs=ran, answered=list(params.generation.configs),
-                  settings=params.stats, not_run=[c for c in params.retrieval if c not in ran])
+    text = render(read_output(args.stats, "stats"), configs=list(params.searched()),
+                  answered=list(params.generation.configs), settings=params.stats, not_run=params.not_searched())
     answers = render_answers(read_output(args.judge, "judge_eval"), configs=list(params.generation.configs),
                              judges=list(params.judge.judges), confidence=params.stats.confidence)
     apps = render_apps(read_output(args.apps, "score")) if args.apps is not None and args.apps.is_file() else ""

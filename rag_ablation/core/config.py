@@ -1499,6 +1499,11 @@ class Params:
         """The retrieval configs of ``run_configs`` (every non-optional one by default), by name."""
         return {n: c for n, c in self.retrieval.items() if n in self.run_configs}
 
+    def not_searched(self) -> list[str]:
+        """The retrieval configs ``run_configs`` leaves out, in params order (the reports name them
+        in one line)."""
+        return [n for n in self.retrieval if n not in self.run_configs]
+
     def left_out(self, name: str) -> str | None:
         """Why retrieval config ``name`` does not run (one line), or None when it runs."""
         if name in self.run_configs:

@@ -441,6 +441,7 @@ def test_run_configs_default_all_or_a_list_in_params_order():
     p = Params.from_params(with_change("run_configs", ["hybrid", "dense", "bm25"]))
     assert p.run_configs == tuple(n for n in everything if n in {"hybrid", "dense", "bm25"})
     assert list(p.searched()) == list(p.run_configs)
+    assert p.not_searched() == [n for n in everything if n not in {"hybrid", "dense", "bm25"}]
     assert p.left_out("dense") is None
     reason = p.left_out("dense_c400")
     assert "'dense_c400' is not in run_configs (dense, bm25, hybrid)" in reason and "run_configs=all" in reason

@@ -246,14 +246,21 @@ def answer_rows(records: Sequence[Mapping[str, Any]], scores: Mapping[str, Suppo
     return rows
 
 
+def canary_record(canary: Canary, outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """The record of one canary as ``support@CONFIG`` writes it: ``id``, ``kind``, ``text``,
+    ``source``, its ``lexical_support`` against the passages shown, then ``outcome`` (the support
+    prompt's ``SupportScore.record()``, or only ``p_supported`` null when the model was not asked)."""
+    return {"id": canary.id, "kind": canary.kind, "text": canary.text, "source": canary.source,
+            "lexical_support": lexical_support(canary.text, canary.item.passages), **outcome}
+
+
 def lexical_canaries(records: Sequence[Mapping[str, Any]], questions: Mapping[str, str], texts: Mapping[str, str],
                      *, canaries: int, seed: int) -> list[dict[str, Any]]:
     """The canaries ``support_records`` would ask about (the same ones: ``support_canaries`` with
     the same ``canaries`` and ``seed``), scored lexically only, for a run where the answer model
     is not asked (``support.ask_llm`` false, or no LLM): ``id``, ``kind``, ``text``, ``source``,
     ``lexical_support``, and ``p_supported`` null."""
-    return [{"id": c.id, "kind": c.kind, "text": c.text, "source": c.source,
-             "lexical_support": lexical_support(c.text, c.item.passages), "p_supported": None}
+    return [canary_record(c, {"p_supported": None})
             for c in support_canaries(records, questions, texts, n=canaries, seed=seed)]
 
 
@@ -279,8 +286,6 @@ def support_records(llm: CachedLLM, template: str, records: Sequence[Mapping[str
     scores = [in_order[position[k]] for k in range(len(every))]
     rows = answer_rows(records, dict(zip(items, scores)))
     return {"answers": rows,
-            "canaries": [{"id": c.id, "kind": c.kind, "text": c.text, "source": c.source,
-                          "lexical_support": lexical_support(c.text, c.item.passages), **sc.record()}
-                         for c, sc in zip(made, scores[len(items):])],
+            "canaries": [canary_record(c, sc.record()) for c, sc in zip(made, scores[len(items):])],
             "unscored": sum(row["p_supported"] is None for row in rows),
             "invalid": sum(row["verdict"] == "invalid" and row["reply"] is not None for row in rows)}

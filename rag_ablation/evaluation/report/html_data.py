@@ -787,7 +787,7 @@ def page_data(inputs: Inputs, params: Params) -> Json:
                  "judges": list(params.judge.judges), "dataset": params.dataset,
                  "latency_rule": WARM_RULE, "cost_tolerance": COST_TOLERANCE,
                  "cost_floor_ms": COST_FLOOR_MS,
-                 "not_run": [c for c in params.retrieval if c not in params.searched()]},
+                 "not_run": params.not_searched()},
         "configs": configs,
         "forest": forest_rows(configs),
         "cost": cost_points(configs, settings.measure),
