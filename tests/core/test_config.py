@@ -275,7 +275,8 @@ def test_judge_block_errors_name_the_key_and_the_choices():
 
 def test_rrf_ties_default_to_dense_and_apply_to_rrf_only():
     p = Params.from_params(BASE)
-    assert p.config("hybrid").ties == "dense" and p.config("hybrid_fixed1000").ties == "bm25"
+    assert p.config("hybrid").ties == "dense"
+    assert Params.from_params(with_change("retrieval.hybrid.ties", "bm25")).config("hybrid").ties == "bm25"
     assert p.config("dense").ties is None
     assert "does not apply" in error_of(with_change("retrieval.dense.ties", "bm25"))
     assert error_of(with_change("retrieval.hybrid.ties", "splade")).startswith("retrieval.hybrid.ties:")

@@ -1,9 +1,11 @@
 """The pipeline reproduces the COVID-QA reference table (shared/notes/anchors-covidqa.md) when run
-the anchors' way: the run `dvc exp run -S dataset=covidqa -S llm.backend=none -S
-labels.same_doc_only=true` would make, stage script by stage script (dataset, questions, chunk,
-bm25/dense index, labels, queries, retrieve, score, evaluate), with the shipped params.yaml's
-`*_fixed1000` and `*_fixed500` configs, on the real release. Only the configs under test are kept
-in params (each stage reads only its own entry, so this changes no number).
+the anchors' way: the run that the command of docs/datasets.md
+(``rag_ablation.datasets.covidqa_anchors.command()``: COVID-QA, no LLM, relevance in the gold
+document, the anchors' chunkings and configs added) would make, stage script by stage script
+(dataset, questions, chunk, bm25/dense index, labels, queries, retrieve, score, evaluate), on the
+real release. The params are the shipped params.yaml with those switches applied by DVC's own
+override code; only the configs under test are kept (each stage reads only its own entry, so
+this changes no number).
 
 The BM25 rows take about a minute on 2 cores. The dense and hybrid rows embed about 8,700 chunks
 (several minutes on one thread) and run only with RAG_ABLATION_DENSE_ANCHORS=1. Skipped when the
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -51,27 +54,63 @@ def stage(cwd, script, *args):
     return res.stderr
 
 
-def anchor_params(configs):
-    """The shipped params with the four `-S` overrides, keeping only ``configs`` and their chunkings."""
-    p = yaml.safe_load((ROOT / "params.yaml").read_text())
-    p["dataset"] = "covidqa"
-    p["llm"]["backend"] = "none"
-    p["labels"]["same_doc_only"] = True
+def anchor_params(configs, tmp_path):
+    """The shipped params after the documented command's switches (DVC's own Hydra override
+    code), keeping only ``configs`` and their chunkings."""
+    from dvc.utils.hydra import apply_overrides
+
+    from rag_ablation.datasets.covidqa_anchors import overrides
+
+    path = tmp_path / "switched.yaml"
+    shutil.copy(ROOT / "params.yaml", path)
+    apply_overrides(path, overrides())
+    p = yaml.safe_load(path.read_text())
+    path.unlink()
+    assert (p["dataset"], p["llm"]["backend"], p["labels"]["same_doc_only"]) == ("covidqa", "none", True)
+    assert p["run_configs"] == list(ANCHORS) and p["stats"]["baseline"] == "bm25_fixed1000"
     p["retrieval"] = {name: p["retrieval"][name] for name in configs}
     p["chunkings"] = {c: p["chunkings"][c] for c in {cfg["chunking"] for cfg in p["retrieval"].values()}}
+    p["run_configs"] = list(configs)
     p["generation"]["configs"] = []
     p["stats"]["baseline"] = configs[0]
     p["gate"]["configs"] = [configs[0]]
-    p["run_configs"] = "all"  # the anchors' configs are optional: the documented command names all
     p["embedding"]["threads"] = 1
     return p
+
+
+def test_the_documented_command_adds_the_anchors_to_the_shipped_params(tmp_path):
+    """docs/datasets.md shows the command as the module writes it; applied by DVC's own override
+    code to the shipped params.yaml (which holds none of the anchors' chunkings or configs), it
+    leaves params that load, search the six configs only, with the anchors' chunkings and RRF
+    ties to BM25, and bm25_fixed1000 as the baseline."""
+    from dvc.utils.hydra import apply_overrides
+
+    from rag_ablation.core.config import Params
+    from rag_ablation.datasets.covidqa_anchors import CHUNKINGS, CONFIGS, command, overrides
+
+    assert command() in (ROOT / "docs/datasets.md").read_text()
+    shipped = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert not set(CHUNKINGS) & set(shipped["chunkings"]) and not set(CONFIGS) & set(shipped["retrieval"])
+    path = tmp_path / "params.yaml"
+    shutil.copy(ROOT / "params.yaml", path)
+    apply_overrides(path, overrides())
+    raw = yaml.safe_load(path.read_text())
+    assert {n: raw["chunkings"][n] for n in CHUNKINGS} == CHUNKINGS
+    assert {n: raw["retrieval"][n] for n in CONFIGS} == CONFIGS
+    p = Params.from_params(raw)
+    assert p.dataset == "covidqa" and p.llm.backend == "none" and p.labels.same_doc_only is True
+    assert list(p.searched()) == list(CONFIGS) == list(ANCHORS)
+    assert [p.config(n).ties for n in CONFIGS if n.startswith("hybrid")] == ["bm25", "bm25"]
+    assert p.stats.baseline == "bm25_fixed1000"
+    apply_overrides(path, overrides())  # ++ replaces what the first application added
+    assert yaml.safe_load(path.read_text()) == raw
 
 
 @needs_covidqa
 @pytest.mark.slow
 def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
     configs = [c for c in ANCHORS if DENSE or c.startswith("bm25")]
-    params = anchor_params(configs)
+    params = anchor_params(configs, tmp_path)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     d, b = tmp_path, tmp_path / "build"
     # the repository's own data paths, as dvc.yaml passes them (covidqa ignores them)
@@ -122,19 +161,20 @@ def test_the_pipeline_reproduces_the_covidqa_anchors(tmp_path):
 @needs_covidqa
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("RAG_ABLATION_DVC_COVIDQA") != "1",
-                    reason="a real `dvc exp run` on COVID-QA embeds 2,904 chunks (minutes): RAG_ABLATION_DVC_COVIDQA=1")
+                    reason="a real `dvc exp run` on COVID-QA embeds 8,687 chunks (minutes): RAG_ABLATION_DVC_COVIDQA=1")
 def test_dvc_exp_run_switches_the_whole_pipeline_to_covidqa(tmp_path):
-    """The project in a fresh git + DVC repository, its params cut to the BM25 anchor config and
-    committed on the handbook; `dvc exp run -S dataset=covidqa -S llm.backend=none -S
-    labels.same_doc_only=true` (the command of docs/datasets.md) then runs every stage on COVID-QA through
-    DVC itself, and the BM25 row equals the reference."""
-    import shutil
+    """The project in a fresh git + DVC repository with the shipped params.yaml, committed on the
+    handbook; the command of docs/datasets.md, run as printed, then adds the anchors' chunkings
+    and configs and runs every stage on COVID-QA through DVC itself, and each row equals the
+    reference."""
+    import shlex
 
     from conftest import run_in
+    from rag_ablation.datasets.covidqa_anchors import command
     d = tmp_path / "repo"
     d.mkdir()
-    for item in ("dvc.yaml", "stages", "rag_ablation", "prompts", ".dvcignore", "data/corpus", "data/questions",
-                 "data/labels", "metrics/gate_baseline.csv"):
+    for item in ("dvc.yaml", "params.yaml", "stages", "rag_ablation", "prompts", ".dvcignore", "data/corpus",
+                 "data/questions", "data/labels", "data/split", "data/imported", "metrics/gate_baseline.csv"):
         src, dst = ROOT / item, d / item
         dst.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
@@ -144,19 +184,17 @@ def test_dvc_exp_run_switches_the_whole_pipeline_to_covidqa(tmp_path):
         shutil.copy(ROOT / ignore, d / ignore)
     for pyc in d.rglob("__pycache__"):
         shutil.rmtree(pyc)
-    params = anchor_params(["bm25_fixed1000"])
-    params["dataset"], params["llm"]["backend"], params["labels"]["same_doc_only"] = "handbook", "llama_cpp", False
-    params["query_transforms"] = {"none": {"kind": "none"}}
-    (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     dvc = str(ROOT / ".venv/bin/dvc") if (ROOT / ".venv/bin/dvc").exists() else "dvc"
     env = {**os.environ, "RAG_ABLATION_DATASETS": str(COVIDQA.parent), "RAG_ABLATION_CACHE": str(tmp_path / "cache"),
            "PATH": f"{ROOT / '.venv/bin'}{os.pathsep}{os.environ['PATH']}"}
     for cmd in (["git", "init", "-q", "-b", "main"], [dvc, "init", "-q"], [dvc, "config", "core.analytics", "false"],
                 ["git", "add", "-A"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "handbook"]):
         run_in(d, *cmd, env=env)
-    run_in(d, dvc, "exp", "run", "-S", "dataset=covidqa", "-S", "llm.backend=none", "-S", "labels.same_doc_only=true",
-           env=env)
-    m = json.loads((d / "metrics/retrieval.json").read_text())["bm25_fixed1000"]
-    assert m["n_questions"] == N_QUESTIONS
-    got = tuple(m[k] for k in MEASURES)
-    assert all(abs(g - a) <= TOLERANCE for g, a in zip(got, ANCHORS["bm25_fixed1000"])), got
+    words = shlex.split(command().replace("\\\n", " "))
+    assert words[:3] == ["dvc", "exp", "run"]
+    run_in(d, dvc, *words[1:], env=env)
+    metrics = json.loads((d / "metrics/retrieval.json").read_text())
+    for name, anchor in ANCHORS.items():
+        assert metrics[name]["n_questions"] == N_QUESTIONS
+        got = tuple(metrics[name][k] for k in MEASURES)
+        assert all(abs(g - a) <= TOLERANCE for g, a in zip(got, anchor)), (name, got)
