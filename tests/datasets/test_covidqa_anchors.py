@@ -79,16 +79,20 @@ def anchor_params(configs, tmp_path):
 
 
 def test_the_documented_command_adds_the_anchors_to_the_shipped_params(tmp_path):
-    """docs/datasets.md shows the command as the module writes it; applied by DVC's own override
+    """docs/datasets.md shows the command as the module writes it (and the two results folders
+    made with the anchors beside the example's configs theirs); applied by DVC's own override
     code to the shipped params.yaml (which holds none of the anchors' chunkings or configs), it
     leaves params that load, search the six configs only, with the anchors' chunkings and RRF
     ties to BM25, and bm25_fixed1000 as the baseline."""
     from dvc.utils.hydra import apply_overrides
 
     from rag_ablation.core.config import Params
-    from rag_ablation.datasets.covidqa_anchors import CHUNKINGS, CONFIGS, command, overrides
+    from rag_ablation.datasets.covidqa_anchors import CHUNKINGS, CONFIGS, command, handbook_overrides, overrides
 
     assert command() in (ROOT / "docs/datasets.md").read_text()
+    assert command(handbook_overrides()) in (ROOT / "results/all-configs/README.md").read_text()
+    assert command(["llm.model=qwen2.5-coder-1.5b", *handbook_overrides(), "support.ask_llm=true"]) in (
+        ROOT / "results/qwen2.5-coder-1.5b/README.md").read_text()
     shipped = yaml.safe_load((ROOT / "params.yaml").read_text())
     assert not set(CHUNKINGS) & set(shipped["chunkings"]) and not set(CONFIGS) & set(shipped["retrieval"])
     path = tmp_path / "params.yaml"
@@ -104,6 +108,10 @@ def test_the_documented_command_adds_the_anchors_to_the_shipped_params(tmp_path)
     assert p.stats.baseline == "bm25_fixed1000"
     apply_overrides(path, overrides())  # ++ replaces what the first application added
     assert yaml.safe_load(path.read_text()) == raw
+    shutil.copy(ROOT / "params.yaml", path)  # beside the example's configs: every one searched
+    apply_overrides(path, handbook_overrides())
+    beside = Params.from_params(yaml.safe_load(path.read_text()))
+    assert list(beside.searched()) == [*shipped["retrieval"], *CONFIGS] and beside.dataset == "handbook"
 
 
 @needs_covidqa
