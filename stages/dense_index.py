@@ -5,7 +5,9 @@ truncated) and the index's build settings as built (an IVF nlist above the chunk
 clamped to it). With `faiss.shards` above 1 (ivf) the index is built sharded, on disk, and
 retrieval memory-maps it (rag_ablation.retrieval.sharded_ivf). The texts the embedding cache
 lacks are embedded by `embedding.backend` (in the process, or an OpenAI-compatible server) on
-`embedding.engine` (here, or Ray). When the chunking's index plan (`index_plan` stage) says no dense or hybrid
+`embedding.engine` (here, or Ray). The truncated share is counted by the loaded model's tokenizer, or,
+when every text came from the cache, by the model folder's tokenizer file without loading the model
+(rag_ablation.retrieval.embeddings.folder_tokenizer: same counts, no torch). When the chunking's index plan (`index_plan` stage) says no dense or hybrid
 config searches it, only an "unbuilt" folder is written (rag_ablation.retrieval.plan): no model is
 loaded and nothing is embedded."""
 from __future__ import annotations
@@ -20,8 +22,8 @@ from pathlib import Path
 from rag_ablation.core import runner
 from rag_ablation.data.chunks import load_chunks
 from rag_ablation.core.config import load_config
-from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, make_engine, open_backend,
-                                               truncation)
+from rag_ablation.retrieval.embeddings import (EmbeddingCache, cache_name, embed_cached, folder_tokenizer,
+                                               make_engine, open_backend, truncation)
 from rag_ablation.retrieval.indexes import save_dense_index
 from rag_ablation.retrieval.plan import needed, write_unused
 from rag_ablation.core.io import write_json
@@ -56,7 +58,9 @@ def main() -> None:
     if built.get("nlist", params.faiss.nlist) != params.faiss.nlist:
         print(f"faiss.nlist {params.faiss.nlist} is more than the {len(chunks)} chunks: "
               f"built {built['nlist']} IVF lists", file=sys.stderr)
-    figures, truncated = truncation(load(), texts)
+    # counted by the model's tokenizer file when nothing had to be embedded: no model load
+    counter = (None if stats["computed"] else folder_tokenizer(emb)) or load()
+    figures, truncated = truncation(counter, texts)
     write_json(args.metrics, {
         "faiss": built,
         "n_chunks": len(chunks),

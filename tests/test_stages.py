@@ -386,7 +386,8 @@ def test_generation_config_must_be_a_retrieval_config(built, tmp_path):
 def test_dense_stage_reports_truncation_without_the_indexing_errors_warning(tmp_path):
     """A chunk longer than the model's 256 wordpieces is embedded truncated, on purpose: the
     stage reports the share in one line of its own, and transformers' warning that such a
-    sequence "will result in indexing errors" is not printed."""
+    sequence "will result in indexing errors" is not printed. Rerun with every text in the
+    embedding cache, it reports the same without loading the model."""
     long_body = " ".join(f"word{i} settles ledger entries nightly" for i in range(120))
     chunk = {"id": "t/a.md#0", "doc": "t/a.md", "track": "t", "start": 0, "end": len(long_body),
              "heading_path": ["A"], "heading": "", "body": long_body}
@@ -397,6 +398,19 @@ def test_dense_stage_reports_truncation_without_the_indexing_errors_warning(tmp_
     assert "100.0% of chunks exceed 256 wordpieces and are embedded truncated" in res.stderr
     assert "indexing errors" not in res.stderr and "Token indices sequence length" not in res.stderr
     assert load(tmp_path / "m.json")["truncated_share"] == 1.0
+    # again with every text cached: the same figures, counted without loading the model (a
+    # sentence_transformers or torch that fails to import ahead on the path would stop it)
+    blocker = tmp_path / "no_model"
+    blocker.mkdir()
+    for name in ("sentence_transformers", "torch"):
+        (blocker / f"{name}.py").write_text("raise ImportError('the model was loaded')\n")
+    env = {**os.environ, "RAG_ABLATION_CACHE": str(tmp_path / ".cache"), "PYTHONPATH": str(blocker)}
+    again = subprocess.run([sys.executable, str(ROOT / "stages/dense_index.py"), "--chunks", str(tmp_path / "chunks.jsonl"),
+                            "--out", str(tmp_path / "dense2"), "--metrics", str(tmp_path / "m2.json")],
+                           cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "100.0% of chunks exceed 256 wordpieces" in again.stderr
+    assert load(tmp_path / "m2.json") == load(tmp_path / "m.json")
 
 
 def test_one_switch_skips_every_llm_stage_and_runs_the_rest(built, tmp_path):

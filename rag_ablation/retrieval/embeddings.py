@@ -293,6 +293,49 @@ def truncated_share(model, texts: Sequence[str]) -> float | None:
     return sum(len(x) > limit for x in ids) / len(texts)
 
 
+class FolderTokenizer:
+    """The wordpiece tokenizer and ``max_seq_length`` of a sentence-transformers model folder,
+    read without torch, transformers or the weights: ``tokenizer.json`` by the ``tokenizers``
+    library, with its stored truncation and padding turned off, and ``max_seq_length`` from
+    ``sentence_bert_config.json``. It has what :func:`truncated_share` reads of a loaded model
+    (``tokenizer(texts, add_special_tokens=..., truncation=False)["input_ids"]``,
+    ``max_seq_length``), so a dense stage whose texts are all cached reports truncation without
+    loading the model (several seconds of imports). Counts equal the loaded model's tokenizer's
+    (tests/retrieval/test_embeddings.py)."""
+
+    def __init__(self, folder: Path) -> None:
+        import json
+
+        from tokenizers import Tokenizer
+
+        self.max_seq_length = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+
+    def tokenizer(self, texts: list[str], *, add_special_tokens: bool, truncation: bool) -> dict[str, list[list[int]]]:
+        if truncation:
+            raise ValueError("FolderTokenizer counts whole texts: call it with truncation=False")
+        encoded = self._tokenizer.encode_batch(texts, add_special_tokens=add_special_tokens)
+        return {"input_ids": [e.ids for e in encoded]}
+
+
+def folder_tokenizer(cfg: EmbeddingConfig) -> FolderTokenizer | None:
+    """A :class:`FolderTokenizer` for ``cfg``'s model when it is a sentence-transformers model in a
+    local folder holding ``tokenizer.json`` and ``sentence_bert_config.json`` (the shipped
+    all-MiniLM-L6-v2 is); None otherwise (a served model, a hub name, another layout): then the
+    caller loads the model to count."""
+    if cfg.backend != "sentence_transformers":
+        return None
+    try:
+        folder = Path(minilm_path() if cfg.model == DEFAULT_MODEL else cfg.model)
+    except ModelUnavailable:
+        return None
+    if not ((folder / "tokenizer.json").is_file() and (folder / "sentence_bert_config.json").is_file()):
+        return None
+    return FolderTokenizer(folder)
+
+
 def truncation(model, texts: Sequence[str]) -> tuple[dict[str, float | int | None], str]:
     """What the dense stage reports of truncation: ``{"max_seq_length", "truncated_share"}``
     (the share rounded to 4 places; both None for a model without a local tokenizer, such as a

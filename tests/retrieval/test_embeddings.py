@@ -8,6 +8,7 @@ from rag_ablation.retrieval.embeddings import (
     ModelUnavailable,
     embed_cached,
     encode,
+    folder_tokenizer,
     l2_normalize,
     load_model,
     truncated_share,
@@ -60,6 +61,32 @@ def test_truncation_reports_the_limit_and_share_or_unknown(model):
     served = type("Served", (), {"tokenizer": None, "max_seq_length": None})()  # no local tokenizer
     figures, sentence = truncation(served, ["word " * 400])
     assert figures == {"max_seq_length": None, "truncated_share": None} and "unknown" in sentence
+
+
+def test_the_folder_tokenizer_counts_as_the_loaded_model_does(model):
+    """Read from the model folder's files without torch, the tokenizer gives every text the
+    loaded model's wordpiece count (special tokens included; case, accents, CJK, emoji, markup,
+    whitespace runs and texts past the 128-token truncation stored in tokenizer.json), the same
+    max_seq_length and so the same truncation figures; served models and hub names get none."""
+    from pathlib import Path
+
+    from conftest import ROOT
+    from rag_ablation.core.config import EmbeddingConfig
+
+    texts = ["", "short text", "UPPER Case and Ünïcödé façade", "数据 检索 增强", "emoji 🙂 and tabs\t\tand\n\nlines",
+             "`code_block()` | a | table |", "word " * 300, "x" * 3000]
+    texts += [p.read_text() for p in sorted((ROOT / "data/corpus").rglob("*.md"))[:20]]
+    light = folder_tokenizer(EmbeddingConfig())
+    assert light is not None and light.max_seq_length == model.max_seq_length == 256
+    counts = [len(x) for x in light.tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]]
+    assert counts == [len(x) for x in model.tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]]
+    assert max(counts) > 256 and min(counts) == 2  # past the limit, and "" is [CLS] [SEP]
+    assert truncation(light, texts) == truncation(model, texts)
+    with pytest.raises(ValueError, match="truncation=False"):
+        light.tokenizer(texts, add_special_tokens=True, truncation=True)
+    assert folder_tokenizer(EmbeddingConfig(backend="openai", model="m", base_urls=("http://127.0.0.1:1/v1",))) is None
+    assert folder_tokenizer(EmbeddingConfig(model="sentence-transformers/some-hub-name")) is None
+    assert folder_tokenizer(EmbeddingConfig(model=str(Path(__file__).parent))) is None  # no tokenizer.json
 
 
 def test_l2_normalize_leaves_zero_rows():
