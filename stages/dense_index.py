@@ -7,7 +7,7 @@ retrieval memory-maps it (rag_ablation.retrieval.sharded_ivf). The texts the emb
 lacks are embedded by `embedding.backend` (in the process, or an OpenAI-compatible server) on
 `embedding.engine` (here, or Ray). The truncated share is counted by the loaded model's tokenizer, or,
 when every text came from the cache, by the model folder's tokenizer file without loading the model
-(rag_ablation.retrieval.embeddings.folder_tokenizer: same counts, no torch). When the chunking's index plan (`index_plan` stage) says no dense or hybrid
+(rag_ablation.retrieval.embeddings.folder_tokenizer, for the shipped MiniLM: same counts, no torch). When the chunking's index plan (`index_plan` stage) says no dense or hybrid
 config searches it, only an "unbuilt" folder is written (rag_ablation.retrieval.plan): no model is
 loaded and nothing is embedded."""
 from __future__ import annotations

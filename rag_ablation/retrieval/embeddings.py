@@ -321,14 +321,14 @@ class FolderTokenizer:
 
 
 def folder_tokenizer(cfg: EmbeddingConfig) -> FolderTokenizer | None:
-    """A :class:`FolderTokenizer` for ``cfg``'s model when it is a sentence-transformers model in a
-    local folder holding ``tokenizer.json`` and ``sentence_bert_config.json`` (the shipped
-    all-MiniLM-L6-v2 is); None otherwise (a served model, a hub name, another layout): then the
-    caller loads the model to count."""
-    if cfg.backend != "sentence_transformers":
+    """A :class:`FolderTokenizer` for the shipped all-MiniLM-L6-v2 (``DEFAULT_MODEL`` on the
+    sentence_transformers backend), whose counts are tested equal to the loaded model's; None for
+    any other model (a served one, a local folder, a hub name, whose tokenizer settings can differ
+    from its ``tokenizer.json``) or when the package is missing: then the caller loads the model."""
+    if cfg.backend != "sentence_transformers" or cfg.model != DEFAULT_MODEL:
         return None
     try:
-        folder = Path(minilm_path() if cfg.model == DEFAULT_MODEL else cfg.model)
+        folder = Path(minilm_path())
     except ModelUnavailable:
         return None
     if not ((folder / "tokenizer.json").is_file() and (folder / "sentence_bert_config.json").is_file()):

@@ -11,6 +11,7 @@ from rag_ablation.retrieval.embeddings import (
     folder_tokenizer,
     l2_normalize,
     load_model,
+    minilm_path,
     truncated_share,
     truncation,
 )
@@ -67,9 +68,8 @@ def test_the_folder_tokenizer_counts_as_the_loaded_model_does(model):
     """Read from the model folder's files without torch, the tokenizer gives every text the
     loaded model's wordpiece count (special tokens included; case, accents, CJK, emoji, markup,
     whitespace runs and texts past the 128-token truncation stored in tokenizer.json), the same
-    max_seq_length and so the same truncation figures; served models and hub names get none."""
-    from pathlib import Path
-
+    max_seq_length and so the same truncation figures; served models, hub names and other
+    folders get none (the stage loads those)."""
     from conftest import ROOT
     from rag_ablation.core.config import EmbeddingConfig
 
@@ -86,7 +86,7 @@ def test_the_folder_tokenizer_counts_as_the_loaded_model_does(model):
         light.tokenizer(texts, add_special_tokens=True, truncation=True)
     assert folder_tokenizer(EmbeddingConfig(backend="openai", model="m", base_urls=("http://127.0.0.1:1/v1",))) is None
     assert folder_tokenizer(EmbeddingConfig(model="sentence-transformers/some-hub-name")) is None
-    assert folder_tokenizer(EmbeddingConfig(model=str(Path(__file__).parent))) is None  # no tokenizer.json
+    assert folder_tokenizer(EmbeddingConfig(model=minilm_path())) is None  # a folder: its own settings may differ
 
 
 def test_l2_normalize_leaves_zero_rows():
