@@ -5,11 +5,12 @@ truncated) and the index's build settings as built (an IVF nlist above the chunk
 clamped to it). With `faiss.shards` above 1 (ivf) the index is built sharded, on disk, and
 retrieval memory-maps it (rag_ablation.retrieval.sharded_ivf). The texts the embedding cache
 lacks are embedded by `embedding.backend` (in the process, or an OpenAI-compatible server) on
-`embedding.engine` (here, or Ray). The truncated share is counted by the loaded model's tokenizer, or,
-when every text came from the cache, by the model folder's tokenizer file without loading the model
-(rag_ablation.retrieval.embeddings.folder_tokenizer, for the shipped MiniLM: same counts, no torch). When the chunking's index plan (`index_plan` stage) says no dense or hybrid
-config searches it, only an "unbuilt" folder is written (rag_ablation.retrieval.plan): no model is
-loaded and nothing is embedded."""
+`embedding.engine` (here, or Ray). The truncated share is counted by the loaded model's
+tokenizer, or, when every text came from the cache, by the model folder's tokenizer file without
+loading the model (rag_ablation.retrieval.embeddings.folder_tokenizer, for the shipped MiniLM:
+same counts, no torch). When the chunking's index plan (`index_plan` stage) says no dense or
+hybrid config searches it, only an "unbuilt" folder is written (rag_ablation.retrieval.plan): no
+model is loaded and nothing is embedded."""
 from __future__ import annotations
 
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
