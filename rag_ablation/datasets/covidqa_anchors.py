@@ -6,8 +6,9 @@ They are not in the shipped ``params.yaml``: every config and chunking there is 
 instance (``retrieve@NAME``; ``chunk@``, ``dense@``, ``bm25@``, ``labels@`` per chunking) that
 ``dvc repro`` runs and records in ``dvc.lock`` even when ``run_configs`` leaves it out. On the
 handbook example these six configs and two chunkings were 14 of 74 stage instances and cost the
-first run about a minute of DVC's own work (benchmarks/RESULTS.md). The command adds them with
-Hydra's ``++key=value`` (add the key, or replace it if the file has it) and runs only them.
+first run 48 s of DVC's own work (benchmarks/RESULTS.md). The commands add them with Hydra's
+``++key=value`` (add the key, or replace it if the file has it); the COVID-QA one runs only them,
+the handbook one runs them beside every config of params.yaml.
 
 ``CHUNKINGS`` and ``CONFIGS`` are written as ``params.yaml`` would hold them: fixed windows of
 1,000 characters (overlap 200) and 500 (overlap 100); BM25 (rank-bm25), MiniLM and RRF (k = 60)
