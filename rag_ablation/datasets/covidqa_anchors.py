@@ -18,8 +18,10 @@ No stage imports this module, so editing it reruns nothing.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import shlex
 from typing import Any
+
+from rag_ablation.support.hydra import hydra_value
 
 CHUNKINGS: dict[str, dict[str, Any]] = {
     "fixed1000": {"method": "fixed", "size": 1000, "overlap": 200},
@@ -36,17 +38,11 @@ CONFIGS: dict[str, dict[str, Any]] = {
 SETTINGS = ("dataset=covidqa", "llm.backend=none", "labels.same_doc_only=true")
 
 
-def flow(mapping: Mapping[str, Any]) -> str:
-    """``mapping`` (flat: str, int or bool values) in YAML flow style, as a ``-S`` value takes it:
-    ``{method: fixed, size: 1000, overlap: 200}``."""
-    return "{" + ", ".join(f"{k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in mapping.items()) + "}"
-
-
 def additions() -> list[str]:
     """The ``-S`` values that add the two chunkings and six configs (``++chunkings.NAME={...}``,
     ``++retrieval.NAME={...}``), after everything params.yaml already holds."""
-    return [*(f"++chunkings.{name}={flow(c)}" for name, c in CHUNKINGS.items()),
-            *(f"++retrieval.{name}={flow(c)}" for name, c in CONFIGS.items())]
+    return [*(f"++chunkings.{name}={hydra_value(c)}" for name, c in CHUNKINGS.items()),
+            *(f"++retrieval.{name}={hydra_value(c)}" for name, c in CONFIGS.items())]
 
 
 def overrides() -> list[str]:
@@ -55,7 +51,7 @@ def overrides() -> list[str]:
     embedded (``index_plan``), with the first of them (``bm25_fixed1000``) as ``stats.baseline``,
     which must be one that runs."""
     first = next(iter(CONFIGS))
-    return [*SETTINGS, *additions(), f"run_configs=[{', '.join(CONFIGS)}]", f"stats.baseline={first}"]
+    return [*SETTINGS, *additions(), f"run_configs={hydra_value(list(CONFIGS))}", f"stats.baseline={first}"]
 
 
 def handbook_overrides() -> list[str]:
@@ -66,9 +62,6 @@ def handbook_overrides() -> list[str]:
 
 def command(values: list[str] | None = None) -> str:
     """The whole ``dvc exp run`` command of ``values`` (default :func:`overrides`), one ``-S``
-    per line (shell line continuations), each value in single quotes where it holds a space,
-    brace or bracket."""
-    def quoted(value: str) -> str:
-        return f"'{value}'" if any(ch in value for ch in " {}[]") else value
-
-    return " \\\n  ".join(["dvc exp run", *(f"-S {quoted(v)}" for v in (overrides() if values is None else values))])
+    per line (shell line continuations), each value quoted by ``shlex.quote`` where the shell
+    needs it."""
+    return " \\\n  ".join(["dvc exp run", *(f"-S {shlex.quote(v)}" for v in (overrides() if values is None else values))])
