@@ -5,12 +5,12 @@ truncated) and the index's build settings as built (an IVF nlist above the chunk
 clamped to it). With `faiss.shards` above 1 (ivf) the index is built sharded, on disk, and
 retrieval memory-maps it (rag_ablation.retrieval.sharded_ivf). The texts the embedding cache
 lacks are embedded by `embedding.backend` (in the process, or an OpenAI-compatible server) on
-`embedding.engine` (here, or Ray). The truncated share is counted by the loaded model's
-tokenizer, or, when every text came from the cache, by the model folder's tokenizer file without
-loading the model (rag_ablation.retrieval.embeddings.folder_tokenizer, for the shipped MiniLM:
-same counts, no torch). When the chunking's index plan (`index_plan` stage) says no dense or
-hybrid config searches it, only an "unbuilt" folder is written (rag_ablation.retrieval.plan): no
-model is loaded and nothing is embedded."""
+`embedding.engine` (here, or Ray). The truncated share is counted with the shipped MiniLM's
+tokenizer file (rag_ablation.retrieval.embeddings.folder_tokenizer: the loaded model's counts,
+no torch), so a rerun with every text cached loads no model; any other model is loaded to count.
+When the chunking's index plan (`index_plan` stage) says no dense or hybrid config searches it,
+only an "unbuilt" folder is written (rag_ablation.retrieval.plan): no model is loaded and nothing
+is embedded."""
 from __future__ import annotations
 
 import _env  # noqa: F401  (first: the project's environment, or one line saying how)
@@ -59,9 +59,7 @@ def main() -> None:
     if built.get("nlist", params.faiss.nlist) != params.faiss.nlist:
         print(f"faiss.nlist {params.faiss.nlist} is more than the {len(chunks)} chunks: "
               f"built {built['nlist']} IVF lists", file=sys.stderr)
-    # counted by the model's tokenizer file when nothing had to be embedded: no model load
-    counter = (None if stats["computed"] else folder_tokenizer(emb)) or load()
-    figures, truncated = truncation(counter, texts)
+    figures, truncated = truncation(folder_tokenizer(emb) or load(), texts)  # the file: no model load
     write_json(args.metrics, {
         "faiss": built,
         "n_chunks": len(chunks),
