@@ -11,10 +11,12 @@ EXTRAS := $(VENV)/.installed-extras
 
 .PHONY: install run test test-fast lint bench bench-faiss clean-cache models
 
-# llama-cpp-python has no CPU wheel on PyPI, so pip compiles it (about 4 minutes on 2 cores,
-# benchmarks/RESULTS.md). LLAVA_BUILD=OFF skips its multimodal library (mtmd), which this project
-# never loads: a sixth of the compile, and the same libllama. A CMAKE_ARGS of your own is kept.
-LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF
+# llama-cpp-python has no CPU wheel on PyPI, so pip compiles it (about 2 minutes on 2 cores,
+# benchmarks/RESULTS.md). Two libraries this project never loads are left out, and libllama and
+# libggml come out with the same machine code: LLAVA_BUILD=OFF skips the multimodal library (mtmd),
+# and packaging/llama_cpp_library_only.cmake switches off llama.cpp's `common` library, which
+# llama-cpp-python forces on (half of what was left). A CMAKE_ARGS of your own is kept.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(abspath packaging/llama_cpp_library_only.cmake)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
