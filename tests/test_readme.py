@@ -139,7 +139,9 @@ def test_review_commands_as_written(repo):
 
 def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
     """The steps of docs/pipeline.md after deleting a config from params.yaml: no file of it
-    stays tracked, its dvc.lock entry goes, and the other configs' files stay."""
+    stays tracked or in the build folder, its dvc.lock entry goes, the other configs' files
+    stay, and the stages that hash the whole runs folder hash it without the removed run, as a
+    clean checkout does."""
     params = yaml.safe_load((repo / "params.yaml").read_text())
     del params["retrieval"]["hybrid"]
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
@@ -147,6 +149,9 @@ def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
     res = bash(repo, ". .venv/bin/activate\n" + readme_blocks()["remove-config"])
     assert res.returncode == 0, res.stdout + res.stderr
     assert "metrics/latency/hybrid.json" in res.stdout, "the dry run lists what it would remove"
+    assert "data/build/runs/hybrid.json (build output, not committed)" in res.stdout
+    assert not (repo / "data/build/runs/hybrid.json").exists()
+    assert (repo / "data/build/runs/dense.json").is_file()
     tracked = run_in(repo, "git", "ls-files").split()
     assert "metrics/latency/hybrid.json" not in tracked
     assert {"metrics/latency/hybrid_rerank.json", "metrics/latency/dense.json"} <= set(tracked)
@@ -154,6 +159,8 @@ def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
     assert "retrieve@hybrid" not in lock and "retrieve@dense" in lock
     assert "Running stage" not in run_in(repo, str(VENV_BIN / "dvc"), "repro"), "the pipeline stays up to date"
     assert "hybrid" not in yaml.safe_load((repo / "metrics/retrieval.json").read_text())
+    runs_dep = next(d for d in lock["score"]["deps"] if d["path"] == "data/build/runs")
+    assert runs_dep["nfiles"] == sum(p.is_file() for p in (repo / "data/build/runs").iterdir())
     run_in(repo, "git", "reset", "-q", "--hard")
     run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
 
@@ -161,8 +168,9 @@ def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
 def sweep_clone(built: Path, dest: Path) -> Path:
     """A clone of the fixture pipeline cut to what the README's sweep ranks: the configs dense,
     bm25 and hybrid on the one chunking `base`, no query transform, no answered config. Brought
-    up to date (`dvc repro`, then `rag-ablation prune --apply` for the removed stages' files and
-    dvc.lock entries) and committed, as a user's pipeline is before a sweep."""
+    up to date as docs/pipeline.md says (`rag-ablation prune --apply` for the removed stages'
+    files and dvc.lock entries, then `dvc repro`) and committed, as a user's pipeline is before a
+    sweep."""
     d = clone_of(built, dest)
     params = yaml.safe_load((d / "params.yaml").read_text())
     params["chunkings"] = {"base": {}}
@@ -171,8 +179,8 @@ def sweep_clone(built: Path, dest: Path) -> Path:
     params["generation"]["configs"] = []
     (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     dvc = str(VENV_BIN / "dvc")
-    run_in(d, dvc, "repro")
     run_in(d, str(VENV_BIN / "rag-ablation"), "prune", "--apply")
+    run_in(d, dvc, "repro")
     run_in(d, "git", "add", "-A")
     run_in(d, "git", "commit", "-q", "-m", "the three configs a sweep ranks")
     assert sorted(yaml.safe_load((d / "dvc.lock").read_text())["stages"]) == sorted(

@@ -50,8 +50,8 @@ COMMANDS: dict[str, Command] = {
                      "what each stage run cost (wall, CPU, peak memory) from the cost log, e.g. the "
                      "stages of the last `make run` (`rag-ablation costs --since UNIX_TIME`)"),
     "prune": Command("rag_ablation.commands.prune",
-                     "list the committed files and dvc.lock entries no stage writes any more (a removed "
-                     "config's); --apply removes them"),
+                     "list the committed files, build outputs and dvc.lock entries no stage writes any more "
+                     "(a removed config's); --apply removes them"),
     "label": Command("rag_ablation.commands.label",
                      "write and label questions in the browser (127.0.0.1 only): from sampled passages, real "
                      "queries against a pooled list, a config's misses to audit; every save validated and kept"),

@@ -2,15 +2,22 @@
 
 DVC does not clean up after a stage instance disappears from ``dvc.yaml`` (a config removed from
 params.yaml): its committed leaf files (``metrics/latency/<config>.json``,
-``metrics/index/<chunking>.json``) stay tracked in git and are never written again, and its
-entry stays in ``dvc.lock``. ``stale`` finds both by asking DVC which outputs the current
-pipeline declares; ``prune`` removes them (``git rm`` for tracked files, the entries from
-``dvc.lock``; the command is ``rag-ablation prune``, ``rag_ablation.commands.prune``). Only
-folders that hold at least one current output are looked at, so nothing the pipeline never
-owned is touched.
+``metrics/index/<chunking>.json``) stay tracked in git and are never written again, its build
+outputs (``data/build/runs/<config>.json``, a chunking's folders) stay in the workspace, and its
+entry stays in ``dvc.lock``. The build outputs matter beyond disk space: ``score``,
+``judge_checks`` and ``report_html`` depend on whole folders such as ``data/build/runs``, so a
+leftover file enters their dvc.lock hashes, and a clean checkout (which never has it) finds
+them changed. ``stale`` finds all three from what ``dvc.lock`` recorded and which outputs the
+current pipeline declares; ``prune`` removes them (``git rm`` for tracked files, deletion for
+the build outputs, which git ignores, the entries from ``dvc.lock``; the command is
+``rag-ablation prune``, ``rag_ablation.commands.prune``). Only paths that ``dvc.lock`` records as outputs of a stage
+that no longer exists are candidates, so nothing the pipeline never wrote is touched: not the
+files a command writes beside the metrics (``rag-ablation sweep-report``'s ``metrics/sweep.*``),
+nor a file of the user's in an output folder.
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +31,7 @@ from rag_ablation.core.errors import UserError
 class Stale:
     files: tuple[str, ...]  # tracked files (repository-relative) that no stage writes
     lock_entries: tuple[str, ...]  # dvc.lock stage names that dvc.yaml no longer defines
+    build: tuple[str, ...] = ()  # files and folders git ignores (build outputs) that no stage writes
 
 
 def _relative(path: str, root: Path) -> str | None:
@@ -51,39 +59,55 @@ def _pipeline(root: Path) -> tuple[set[str], set[str], set[str]]:
     return names, {p for p in outs if p}, {p for p in deps if p}
 
 
-def _tracked(root: Path, folders: set[str]) -> list[str]:
+def _git_files(root: Path, folders: set[str], *options: str) -> list[str]:
+    """``git ls-files`` of ``folders`` with ``options`` (none: the tracked files), trailing
+    slashes of listed folders dropped."""
     if not folders:
         return []
-    res = subprocess.run(["git", "ls-files", "-z", "--", *sorted(folders)], cwd=root, capture_output=True, text=True)
+    res = subprocess.run(["git", "ls-files", "-z", *options, "--", *sorted(folders)], cwd=root,
+                         capture_output=True, text=True)
     if res.returncode != 0:
         raise UserError(f"git ls-files failed in {root}: {res.stderr.strip()}; run this inside the git repository")
-    return [p for p in res.stdout.split("\0") if p]
+    return [p.rstrip("/") for p in res.stdout.split("\0") if p]
 
 
 def stale(root: Path = Path(".")) -> Stale:
-    """The leftovers of the current checkout (module docstring)."""
+    """The leftovers of the current checkout (module docstring): the ``dvc.lock`` entries of
+    stages ``dvc.yaml`` no longer defines, and the outputs those entries record that no current
+    stage writes or reads, split into the ones git tracks and the build outputs present in the
+    workspace (a folder output counts whole; one holding a tracked file is left alone)."""
     root = Path(root)
     names, outs, deps = _pipeline(root)
-    folders = {Path(o).parent.as_posix() for o in outs if Path(o).parent.as_posix() != "."}
-    files = [f for f in _tracked(root, folders) if f not in outs and f not in deps
-             and Path(f).parent.as_posix() in folders and Path(f).name != ".gitignore"]
     lock = root / "dvc.lock"
-    entries: list[str] = []
-    if lock.is_file():
-        data = yaml.safe_load(lock.read_text(encoding="utf-8")) or {}
-        entries = sorted(set(data.get("stages") or {}) - names)
-    return Stale(tuple(sorted(files)), tuple(entries))
+    data = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}) if lock.is_file() else {}
+    stages = data.get("stages") or {}
+    entries = sorted(set(stages) - names)
+    left = sorted({o["path"] for e in entries for o in (stages[e].get("outs") or []) if isinstance(o, dict)
+                   and o.get("path")} - outs - deps)
+    tracked = set(_git_files(root, set(left)))
+    files = [p for p in left if p in tracked]
+    build = [p for p in left if p not in tracked and (root / p).exists()
+             and not any(t.startswith(p + "/") for t in tracked)]
+    return Stale(tuple(files), tuple(entries), tuple(build))
 
 
 def prune(root: Path = Path("."), *, apply: bool) -> Stale:
-    """Find the leftovers and, with ``apply``, remove them: ``git rm`` each file and drop the
-    entries from ``dvc.lock``. Returns what was (or would be) removed."""
+    """Find the leftovers and, with ``apply``, remove them: ``git rm`` each tracked file, delete
+    each build output (a folder with its contents), and drop the entries from ``dvc.lock``.
+    Returns what was (or would be) removed."""
     root = Path(root)
     found = stale(root)
     if apply and found.files:
         res = subprocess.run(["git", "rm", "-q", "--", *found.files], cwd=root, capture_output=True, text=True)
         if res.returncode != 0:
             raise UserError(f"git rm failed: {res.stderr.strip()}")
+    if apply:
+        for rel in found.build:
+            path = root / rel
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
     if apply and found.lock_entries:
         lock = root / "dvc.lock"
         data = yaml.safe_load(lock.read_text(encoding="utf-8"))

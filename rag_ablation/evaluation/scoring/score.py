@@ -5,7 +5,9 @@ same labels widened by the label audit; each answered config's answers are score
 references and the labels, and by the text of the passages each prompt showed (the run file's
 ``passages``: lexical support); the answers whose passages are unknown are counted, one line per
 config. Configs whose run or answers are not ``ok`` get no rows, and one
-line each says why. Only names from params are read, never a folder listing. With graded qrels
+line each says why. Only names from params are read, never a folder listing; a listing only
+finds the output files of configs no longer in params.yaml (``leftover_outputs``), one line per
+folder. With graded qrels
 (a BEIR-style data set, ``rag_ablation.evaluation.scoring.graded``) the retrieval rows use them
 instead of the span labels and carry nDCG@10 and recall@100; the audit then changes nothing (it
 widens span labels, which such a data set does not use).
@@ -35,6 +37,16 @@ class Scores:
     answers: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # one line per config without rows or not fully scored, saying why
     apps: dict[str, Any] = field(default_factory=dict)  # per app config: its run's summary and unlabelled counts
+
+
+def leftover_outputs(folder: Path, names: Collection[str]) -> list[str]:
+    """The names NAME of the ``NAME.json`` files directly in ``folder`` that are not in ``names``,
+    sorted (none when the folder is missing): outputs of configs removed from params.yaml, which
+    DVC leaves in place. They are never scored, but a stage that depends on the whole folder
+    hashes them, so its dvc.lock entry differs from a clean checkout's."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.json") if p.is_file() and p.stem not in names)
 
 
 def score_configs(params: Params, questions: Sequence[Question], audit: Sequence[AuditSpan], *,
@@ -89,4 +101,11 @@ def score_configs(params: Params, questions: Sequence[Question], audit: Sequence
                 out.notes.append(f"{name}: lexical support undefined for {sum(missing.values())} answer(s), "
                                  "the passages shown unknown: "
                                  + ", ".join(f"{r} ({n})" for r, n in missing.items()))
+    for folder, names in ((runs, params.retrieval), (answers, params.generation.configs)):
+        left = leftover_outputs(folder, names)
+        if left:
+            out.notes.append(f"{folder}: {len(left)} file(s) of configs not in params.yaml, not scored: "
+                             f"{', '.join(left)}; DVC leaves a removed config's outputs in place, and the "
+                             f"stages reading this folder hash them: `rag-ablation prune --apply`, then "
+                             f"`dvc repro`")
     return out

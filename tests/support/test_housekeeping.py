@@ -1,0 +1,70 @@
+"""`rag-ablation prune` on a two-stage DVC pipeline in a fresh git repository: after one
+config leaves params.yaml, exactly that config's outputs are leftovers (its committed metric
+and its build output), never a file no stage wrote (a command's metrics, a user's note)."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from conftest import VENV_BIN, run_in
+from rag_ablation.support.housekeeping import Stale, prune, stale
+
+DVC_YAML = """\
+stages:
+  retrieve:
+    foreach: ${configs}
+    do:
+      cmd: mkdir -p build/runs metrics/latency && echo ${key} > build/runs/${key}.json
+        && echo 1 > metrics/latency/${key}.json
+      params:
+        - configs.${key}
+      outs:
+        - build/runs/${key}.json
+      metrics:
+        - metrics/latency/${key}.json:
+            cache: false
+  score:
+    cmd: ls build/runs > metrics/scores.txt
+    deps:
+      - build/runs
+    outs:
+      - metrics/scores.txt:
+          cache: false
+"""
+
+
+@pytest.fixture
+def pipeline(tmp_path):
+    d = tmp_path / "repo"
+    d.mkdir()
+    run_in(d, "git", "init", "-q")
+    run_in(d, str(VENV_BIN / "dvc"), "init", "-q")
+    (d / "dvc.yaml").write_text(DVC_YAML)
+    (d / "params.yaml").write_text(yaml.safe_dump({"configs": {"dense": {"k": 1}, "hybrid": {"k": 2}}}))
+    run_in(d, str(VENV_BIN / "dvc"), "repro", "-q")
+    (d / "metrics" / "sweep.json").write_text("{}\n")  # written by a command, not a stage
+    run_in(d, "git", "add", "-A")
+    run_in(d, "git", "commit", "-q", "-m", "two configs")
+    (d / "build" / "runs" / "notes.txt").write_text("mine\n")  # a user's file, never committed
+    return d
+
+
+def test_a_removed_config_leaves_its_committed_metric_build_output_and_lock_entry(pipeline):
+    d = pipeline
+    (d / "params.yaml").write_text(yaml.safe_dump({"configs": {"dense": {"k": 1}}}))
+    found = stale(d)
+    assert found.files == ("metrics/latency/hybrid.json",)
+    assert found.build == ("build/runs/hybrid.json",)
+    assert found.lock_entries == ("retrieve@hybrid",)
+    prune(d, apply=True)
+    assert not (d / "build/runs/hybrid.json").exists() and not (d / "metrics/latency/hybrid.json").exists()
+    assert (d / "build/runs/dense.json").is_file() and (d / "build/runs/notes.txt").is_file()
+    assert "metrics/sweep.json" in run_in(d, "git", "ls-files").split()
+    assert "retrieve@hybrid" not in yaml.safe_load((d / "dvc.lock").read_text())["stages"]
+    run_in(d, str(VENV_BIN / "dvc"), "repro", "-q")
+    assert (d / "metrics/scores.txt").read_text().split() == ["dense.json", "notes.txt"]
+    assert stale(d) == Stale((), (), ())
+
+
+def test_nothing_is_a_leftover_while_every_config_is_in_params(pipeline):
+    assert stale(pipeline) == Stale((), (), ())
