@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from rag_ablation.core.errors import UserError
+from rag_ablation.core.io import write_text
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,28 @@ def stale(root: Path = Path(".")) -> Stale:
     return Stale(tuple(files), tuple(entries), tuple(build))
 
 
+def _unignore(root: Path, rel: str) -> None:
+    """Drop the line ``/NAME`` that DVC wrote for the output ``rel`` from the ``.gitignore`` beside
+    it (what ``dvc remove`` does); the file goes when no line is left. Other lines, and a
+    ``.gitignore`` without that line, are left as they are."""
+    path = Path(rel)
+    gitignore = root / path.parent / ".gitignore"
+    if not gitignore.is_file():
+        return
+    lines = gitignore.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if line.strip() != f"/{path.name}"]
+    if kept == lines:
+        return
+    if any(line.strip() for line in kept):
+        write_text(gitignore, "\n".join(kept) + "\n")
+    else:
+        gitignore.unlink()
+
+
 def prune(root: Path = Path("."), *, apply: bool) -> Stale:
     """Find the leftovers and, with ``apply``, remove them: ``git rm`` each tracked file, delete
-    each build output (a folder with its contents), and drop the entries from ``dvc.lock``.
+    each build output (a folder with its contents) and its line in the ``.gitignore`` beside it,
+    and drop the entries from ``dvc.lock``.
     Returns what was (or would be) removed."""
     root = Path(root)
     found = stale(root)
@@ -108,12 +128,11 @@ def prune(root: Path = Path("."), *, apply: bool) -> Stale:
                 shutil.rmtree(path)
             else:
                 path.unlink(missing_ok=True)
+            _unignore(root, rel)
     if apply and found.lock_entries:
         lock = root / "dvc.lock"
         data = yaml.safe_load(lock.read_text(encoding="utf-8"))
         for name in found.lock_entries:
             del data["stages"][name]
-        from rag_ablation.core.io import write_text
-
         write_text(lock, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return found

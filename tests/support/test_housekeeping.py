@@ -56,7 +56,9 @@ def test_a_removed_config_leaves_its_committed_metric_build_output_and_lock_entr
     assert found.files == ("metrics/latency/hybrid.json",)
     assert found.build == ("build/runs/hybrid.json",)
     assert found.lock_entries == ("retrieve@hybrid",)
+    assert "/hybrid.json" in (d / "build/runs/.gitignore").read_text().splitlines()
     prune(d, apply=True)
+    assert (d / "build/runs/.gitignore").read_text().splitlines() == ["/dense.json"]
     assert not (d / "build/runs/hybrid.json").exists() and not (d / "metrics/latency/hybrid.json").exists()
     assert (d / "build/runs/dense.json").is_file() and (d / "build/runs/notes.txt").is_file()
     assert "metrics/sweep.json" in run_in(d, "git", "ls-files").split()
