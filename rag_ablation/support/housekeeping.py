@@ -10,10 +10,11 @@ leftover file enters their dvc.lock hashes, and a clean checkout (which never ha
 them changed. ``stale`` finds all three from what ``dvc.lock`` recorded and which outputs the
 current pipeline declares; ``prune`` removes them (``git rm`` for tracked files, deletion for
 the build outputs, which git ignores, the entries from ``dvc.lock``; the command is
-``rag-ablation prune``, ``rag_ablation.commands.prune``). Only paths that ``dvc.lock`` records as outputs of a stage
-that no longer exists are candidates, so nothing the pipeline never wrote is touched: not the
-files a command writes beside the metrics (``rag-ablation sweep-report``'s ``metrics/sweep.*``),
-nor a file of the user's in an output folder.
+``rag-ablation prune``, ``rag_ablation.commands.prune``). Only paths inside the repository that
+``dvc.lock`` records as outputs of a stage that no longer exists are candidates, so nothing the
+pipeline never wrote is touched: not the files a command writes beside the metrics
+(``rag-ablation sweep-report``'s ``metrics/sweep.*``), nor a file of the user's in an output
+folder.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from rag_ablation.core.io import write_text
 class Stale:
     files: tuple[str, ...]  # tracked files (repository-relative) that no stage writes
     lock_entries: tuple[str, ...]  # dvc.lock stage names that dvc.yaml no longer defines
-    build: tuple[str, ...] = ()  # files and folders git ignores (build outputs) that no stage writes
+    build: tuple[str, ...] = ()  # untracked build outputs (files or folders) in the workspace that no stage writes
 
 
 def _relative(path: str, root: Path) -> str | None:
@@ -60,16 +61,14 @@ def _pipeline(root: Path) -> tuple[set[str], set[str], set[str]]:
     return names, {p for p in outs if p}, {p for p in deps if p}
 
 
-def _git_files(root: Path, folders: set[str], *options: str) -> list[str]:
-    """``git ls-files`` of ``folders`` with ``options`` (none: the tracked files), trailing
-    slashes of listed folders dropped."""
-    if not folders:
-        return []
-    res = subprocess.run(["git", "ls-files", "-z", *options, "--", *sorted(folders)], cwd=root,
-                         capture_output=True, text=True)
+def _tracked(root: Path, paths: set[str]) -> set[str]:
+    """The files git tracks at or under ``paths`` (repository-relative)."""
+    if not paths:
+        return set()
+    res = subprocess.run(["git", "ls-files", "-z", "--", *sorted(paths)], cwd=root, capture_output=True, text=True)
     if res.returncode != 0:
         raise UserError(f"git ls-files failed in {root}: {res.stderr.strip()}; run this inside the git repository")
-    return [p.rstrip("/") for p in res.stdout.split("\0") if p]
+    return {p for p in res.stdout.split("\0") if p}
 
 
 def stale(root: Path = Path(".")) -> Stale:
@@ -83,9 +82,10 @@ def stale(root: Path = Path(".")) -> Stale:
     data = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}) if lock.is_file() else {}
     stages = data.get("stages") or {}
     entries = sorted(set(stages) - names)
-    left = sorted({o["path"] for e in entries for o in (stages[e].get("outs") or []) if isinstance(o, dict)
-                   and o.get("path")} - outs - deps)
-    tracked = set(_git_files(root, set(left)))
+    recorded = {o["path"] for e in entries for o in (stages[e].get("outs") or []) if isinstance(o, dict)
+                and isinstance(o.get("path"), str) and o["path"]}
+    left = sorted(p for p in recorded - outs - deps if _relative(str(root / p), root) == Path(p).as_posix())
+    tracked = _tracked(root, set(left))
     files = [p for p in left if p in tracked]
     build = [p for p in left if p not in tracked and (root / p).exists()
              and not any(t.startswith(p + "/") for t in tracked)]

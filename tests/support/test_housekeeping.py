@@ -70,3 +70,19 @@ def test_a_removed_config_leaves_its_committed_metric_build_output_and_lock_entr
 
 def test_nothing_is_a_leftover_while_every_config_is_in_params(pipeline):
     assert stale(pipeline) == Stale((), (), ())
+
+
+@pytest.mark.bad_input
+def test_a_lock_entry_pointing_outside_the_repository_is_never_a_leftover(pipeline):
+    """A hand-edited dvc.lock whose removed stage records `../outside.txt` and an absolute path:
+    the lock entry is a leftover, the files are not touched."""
+    d = pipeline
+    outside = d.parent / "outside.txt"
+    outside.write_text("keep\n")
+    lock = yaml.safe_load((d / "dvc.lock").read_text())
+    lock["stages"]["gone"] = {"cmd": "true", "outs": [{"path": "../outside.txt"}, {"path": str(outside)}]}
+    (d / "dvc.lock").write_text(yaml.safe_dump(lock))
+    assert stale(d) == Stale((), ("gone",), ())
+    prune(d, apply=True)
+    assert outside.read_text() == "keep\n"
+    assert "gone" not in yaml.safe_load((d / "dvc.lock").read_text())["stages"]
