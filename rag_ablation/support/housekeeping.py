@@ -94,8 +94,10 @@ def stale(root: Path = Path(".")) -> Stale:
 
 def _unignore(root: Path, rel: str) -> None:
     """Drop the line ``/NAME`` that DVC wrote for the output ``rel`` from the ``.gitignore`` beside
-    it (what ``dvc remove`` does); the file goes when no line is left. Other lines, and a
-    ``.gitignore`` without that line, are left as they are."""
+    it (what ``dvc remove`` does). Other lines, and a ``.gitignore`` without that line, are left
+    as they are. A ``.gitignore`` left with no line stays, empty: it may be the only tracked file
+    of a folder a stage depends on (``score`` reads ``data/build/answers`` even when no config is
+    answered), and without it a clean checkout has no such folder and DVC stops at that stage."""
     path = Path(rel)
     gitignore = root / path.parent / ".gitignore"
     if not gitignore.is_file():
@@ -104,10 +106,7 @@ def _unignore(root: Path, rel: str) -> None:
     kept = [line for line in lines if line.strip() != f"/{path.name}"]
     if kept == lines:
         return
-    if any(line.strip() for line in kept):
-        write_text(gitignore, "\n".join(kept) + "\n")
-    else:
-        gitignore.unlink()
+    write_text(gitignore, "".join(line + "\n" for line in kept))
 
 
 def prune(root: Path = Path("."), *, apply: bool) -> Stale:

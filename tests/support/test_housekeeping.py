@@ -86,3 +86,22 @@ def test_a_lock_entry_pointing_outside_the_repository_is_never_a_leftover(pipeli
     prune(d, apply=True)
     assert outside.read_text() == "keep\n"
     assert "gone" not in yaml.safe_load((d / "dvc.lock").read_text())["stages"]
+
+
+def test_a_gitignore_left_without_lines_stays_so_a_clean_checkout_keeps_the_folder(pipeline):
+    """Every config removed: both runs go, and build/runs/.gitignore stays tracked and empty,
+    so the folder `score` depends on exists in a fresh clone and `dvc repro` runs there."""
+    d = pipeline
+    (d / "build/runs/notes.txt").unlink()
+    (d / "params.yaml").write_text(yaml.safe_dump({"configs": {}}))
+    assert stale(d).build == ("build/runs/dense.json", "build/runs/hybrid.json")
+    prune(d, apply=True)
+    assert (d / "build/runs/.gitignore").read_text() == ""
+    run_in(d, str(VENV_BIN / "dvc"), "repro", "-q")
+    run_in(d, "git", "add", "-A")
+    run_in(d, "git", "commit", "-q", "-m", "no config")
+    clone = d.parent / "clone"
+    run_in(d.parent, "git", "clone", "-q", str(d), str(clone))
+    assert (clone / "build/runs").is_dir()
+    run_in(clone, str(VENV_BIN / "dvc"), "repro", "-q")
+    assert (clone / "metrics/scores.txt").read_text() == ""
