@@ -6,5 +6,5 @@
 # (argument parsing, chat parsers, model download, an HTTP client) that the Python package never
 # loads: half of the whole compile. Switching it off here, after that FORCE and before llama.cpp's
 # option(), leaves libllama, libggml, libggml-base and libggml-cpu as they were (the same machine
-# code: benchmarks/RESULTS.md, "The install without llama.cpp's common library").
+# code: benchmarks/RESULTS.md, "Later still: the install without llama.cpp's `common` library").
 set(LLAMA_BUILD_COMMON OFF CACHE BOOL "llama: build common utils library" FORCE)

@@ -33,7 +33,7 @@ from rag_ablation.core.io import write_text
 class Stale:
     files: tuple[str, ...]  # tracked files (repository-relative) that no stage writes
     lock_entries: tuple[str, ...]  # dvc.lock stage names that dvc.yaml no longer defines
-    build: tuple[str, ...] = ()  # untracked build outputs (files or folders) in the workspace that no stage writes
+    build: tuple[str, ...]  # untracked build outputs (files or folders) in the workspace that no stage writes
 
 
 def _relative(path: str, root: Path) -> str | None:
@@ -116,19 +116,20 @@ def prune(root: Path = Path("."), *, apply: bool) -> Stale:
     Returns what was (or would be) removed."""
     root = Path(root)
     found = stale(root)
-    if apply and found.files:
+    if not apply:
+        return found
+    if found.files:
         res = subprocess.run(["git", "rm", "-q", "--", *found.files], cwd=root, capture_output=True, text=True)
         if res.returncode != 0:
             raise UserError(f"git rm failed: {res.stderr.strip()}")
-    if apply:
-        for rel in found.build:
-            path = root / rel
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink(missing_ok=True)
-            _unignore(root, rel)
-    if apply and found.lock_entries:
+    for rel in found.build:
+        path = root / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        _unignore(root, rel)
+    if found.lock_entries:
         lock = root / "dvc.lock"
         data = yaml.safe_load(lock.read_text(encoding="utf-8"))
         for name in found.lock_entries:

@@ -106,6 +106,6 @@ def score_configs(params: Params, questions: Sequence[Question], audit: Sequence
         if left:
             out.notes.append(f"{folder}: {len(left)} file(s) of configs not in params.yaml, not scored: "
                              f"{', '.join(left)}; DVC leaves a removed config's outputs in place, and the "
-                             f"stages reading this folder hash them: `rag-ablation prune --apply`, then "
-                             f"`dvc repro`")
+                             f"stages reading this folder hash them: delete them (`rag-ablation prune "
+                             f"--apply` does, while dvc.lock still records their stages), then `dvc repro`")
     return out

@@ -62,7 +62,8 @@ def test_output_files_of_configs_no_longer_in_params_are_named_and_not_scored(tm
                            answers=tmp_path / "answers")
     assert {r["config"] for r in scores.retrieval} == {"dense"}
     hint = ("; DVC leaves a removed config's outputs in place, and the stages reading this folder hash them: "
-            "`rag-ablation prune --apply`, then `dvc repro`")
+            "delete them (`rag-ablation prune --apply` does, while dvc.lock still records their stages), "
+            "then `dvc repro`")
     assert scores.notes == [
         "hybrid_heading: unavailable: not built",
         f"{tmp_path / 'runs'}: 2 file(s) of configs not in params.yaml, not scored: dense_rerank, old_hybrid{hint}",
