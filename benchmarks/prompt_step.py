@@ -1,0 +1,112 @@
+"""How many prompt tokens llama.cpp should read per step (``llm.ubatch``, llama.cpp's
+``n_ubatch``) for the default run's answers, side by side in one run, and whether it changes
+anything but the time.
+
+The prompts are the default run's own: for each config of ``generation.configs``, the seeded
+sample of questions ``generate`` answers, each with the top ``generation.k`` passages of the
+stored ranking (``data/build/runs/<config>.json``, so run ``dvc repro`` first), ``--prompts``
+of them evenly spaced over all configs. Each setting answers them with the shipped LLM settings
+(SmolLM2-135M, two copies of one thread each, greedy, ``generation.num_predict`` new tokens) and
+the first reply token's ``--top-logprobs`` alternatives; no prompt cache. Settings take turns
+within each of ``--rounds`` rounds, so a slower hour slows every setting alike. Reported per
+setting: the best and median wall time of a round, its ratio to llama.cpp's default (512), and
+how many answers and first-token log-probabilities (every alternative, exact float equality)
+equal the default's.
+
+Usage:  .venv/bin/python benchmarks/prompt_step.py [--prompts 40] [--rounds 2] [--ubatch 512,128]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from rag_ablation.core.config import load_config  # noqa: E402
+from rag_ablation.core.io import read_json, read_jsonl  # noqa: E402
+from rag_ablation.data.questions import Question  # noqa: E402
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend  # noqa: E402
+from rag_ablation.llm.client.prompting import fill, format_passages, load_template, user_messages  # noqa: E402
+from rag_ablation.support.sampling import stratified_sample  # noqa: E402
+
+DEFAULT_UBATCH = 512  # llama.cpp's own n_ubatch
+
+
+def default_prompts(limit: int) -> list[list[dict[str, str]]]:
+    """The chat messages ``generate`` sends for the default run, ``limit`` of them evenly spaced
+    (every one when ``limit`` is at least their number)."""
+    params = load_config(REPO / "params.yaml")
+    gen = params.generation
+    template = load_template(REPO / "prompts", gen.prompt, needs=["passages", "question"])
+    questions = [Question(**d) for d in read_jsonl(REPO / "data/build/dataset/questions.jsonl")]
+    sample = stratified_sample(questions, gen.sample, seed=gen.seed)
+    out = []
+    for name in gen.configs:
+        run = read_json(REPO / f"data/build/runs/{name}.json")
+        ranking = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
+        for q in sample:
+            texts = [run["passages"][c] for c in ranking[q.id][:gen.k]]
+            out.append(user_messages(fill(template, passages=format_passages(texts), question=q.question)))
+    step = max(1, -(-len(out) // limit))
+    return out[::step][:limit]
+
+
+def answer_all(ubatch: int, prompts: list[list[dict[str, str]]], *, num_predict: int,
+               top_logprobs: int) -> tuple[float, list[tuple[str, object]]]:
+    """Wall seconds to answer every prompt with two copies of one thread each (both loaded
+    first), and each reply with its first token's alternatives, in prompt order."""
+    llm = LlamaCppBackend(n_threads=1, n_threads_batch=1, copies=2, n_ubatch=ubatch)
+    with ThreadPoolExecutor(2) as pool:  # load both copies before the clock starts
+        list(pool.map(lambda m: llm.chat(m, num_predict=1), prompts[:2]))
+    start = time.perf_counter()
+    with ThreadPoolExecutor(2) as pool:
+        gens = list(pool.map(lambda m: llm.chat(m, num_predict=num_predict, top_logprobs=top_logprobs), prompts))
+    return time.perf_counter() - start, [(g.text, g.top_logprobs) for g in gens]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--prompts", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--ubatch", default="512,128", help="comma-separated n_ubatch values; 512 is compared against")
+    ap.add_argument("--top-logprobs", type=int, default=5)
+    args = ap.parse_args()
+    settings = [int(x) for x in args.ubatch.split(",")]
+    if DEFAULT_UBATCH not in settings:
+        settings.insert(0, DEFAULT_UBATCH)
+    prompts = default_prompts(args.prompts)
+    num_predict = load_config(REPO / "params.yaml").generation.num_predict
+    times: dict[int, list[float]] = {u: [] for u in settings}
+    replies: dict[int, list[tuple[str, object]]] = {}
+    for r in range(args.rounds):
+        order = settings if r % 2 == 0 else settings[::-1]
+        for u in order:
+            seconds, out = answer_all(u, prompts, num_predict=num_predict, top_logprobs=args.top_logprobs)
+            times[u].append(seconds)
+            if replies.setdefault(u, out) != out:
+                raise SystemExit(f"n_ubatch {u}: round {r + 1} answered differently from round 1")
+            print(f"round {r + 1} n_ubatch {u}: {seconds:.1f} s", flush=True)
+    base = replies[DEFAULT_UBATCH]
+    rows = {}
+    for u in settings:
+        same_text = sum(a[0] == b[0] for a, b in zip(replies[u], base))
+        same_lp = sum(a[1] == b[1] for a, b in zip(replies[u], base))
+        rows[u] = {"best_s": round(min(times[u]), 1), "median_s": round(statistics.median(times[u]), 1),
+                   "ratio_to_512": round(min(times[u]) / min(times[DEFAULT_UBATCH]), 3),
+                   "same_answers": same_text, "same_logprobs": same_lp, "prompts": len(prompts)}
+    print(f"\n{len(prompts)} prompts, {args.rounds} rounds\n| n_ubatch | best s | median s | best / 512 | "
+          f"answers equal to 512's | first-token log-probs equal |\n|---|---|---|---|---|---|")
+    for u, row in rows.items():
+        print(f"| {u} | {row['best_s']} | {row['median_s']} | {row['ratio_to_512']} | {row['same_answers']} of "
+              f"{row['prompts']} | {row['same_logprobs']} of {row['prompts']} |")
+    print("\n" + json.dumps(rows, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
