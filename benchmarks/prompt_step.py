@@ -13,7 +13,18 @@ setting: the best and median wall time of a round, its ratio to llama.cpp's defa
 how many answers and first-token log-probabilities (every alternative, exact float equality)
 equal the default's.
 
-Usage:  .venv/bin/python benchmarks/prompt_step.py [--prompts 40] [--rounds 2] [--ubatch 512,128]
+Then (``--part history``) whether a reply depends on what the same copy read before: llama.cpp
+keeps the tokens a prompt shares with the copy's previous prompt and reads only the rest, so where
+the steps fall depends on the previous prompt. The canary prompts of ``judge_checks`` for the first
+``--canary-questions`` canaried questions are judged in the stage's order on one copy, and each
+again on a fresh context; reported per setting: how many first-token P(CORRECT) differ between the
+two, and from llama.cpp's default read fresh.
+
+The project keeps llama.cpp's default (512) because of this second part (benchmarks/RESULTS.md,
+"Prompt steps of 128 tokens: faster, but not kept").
+
+Usage:  .venv/bin/python benchmarks/prompt_step.py [--part speed|history|both] [--prompts 40]
+        [--rounds 2] [--ubatch 512,128] [--canary-questions 3]
 """
 from __future__ import annotations
 
@@ -31,11 +42,30 @@ sys.path.insert(0, str(REPO))
 from rag_ablation.core.config import load_config  # noqa: E402
 from rag_ablation.core.io import read_json, read_jsonl  # noqa: E402
 from rag_ablation.data.questions import Question  # noqa: E402
-from rag_ablation.llm.client.llama_cpp import LlamaCppBackend  # noqa: E402
+from rag_ablation.evaluation.judges.grades import load_grades  # noqa: E402
+from rag_ablation.evaluation.judges.judge_checks import canaries, canary_questions  # noqa: E402
+from rag_ablation.evaluation.judges.judging import Item, grading_messages, label_probability  # noqa: E402
+from rag_ablation.llm.client.llama_cpp import LlamaCppBackend, without_extra_buffer_types  # noqa: E402
 from rag_ablation.llm.client.prompting import fill, format_passages, load_template, user_messages  # noqa: E402
 from rag_ablation.support.sampling import stratified_sample  # noqa: E402
 
 DEFAULT_UBATCH = 512  # llama.cpp's own n_ubatch
+
+
+class StepBackend(LlamaCppBackend):
+    """The embedded backend with llama.cpp's prompt step set to ``ubatch`` (``n_ubatch``)."""
+
+    def __init__(self, ubatch: int, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.ubatch = ubatch
+
+    def _load(self) -> object:
+        from llama_cpp import Llama
+
+        with without_extra_buffer_types():
+            return Llama(model_path=str(self.model_path), n_threads=self.n_threads,
+                         n_threads_batch=self.n_threads_batch, n_ctx=self.n_ctx, n_ubatch=self.ubatch,
+                         seed=self.seed, verbose=False)
 
 
 def default_prompts(limit: int) -> list[list[dict[str, str]]]:
@@ -61,7 +91,7 @@ def answer_all(ubatch: int, prompts: list[list[dict[str, str]]], *, num_predict:
                top_logprobs: int) -> tuple[float, list[tuple[str, object]]]:
     """Wall seconds to answer every prompt with two copies of one thread each (both loaded
     first), and each reply with its first token's alternatives, in prompt order."""
-    llm = LlamaCppBackend(n_threads=1, n_threads_batch=1, copies=2, n_ubatch=ubatch)
+    llm = StepBackend(ubatch, n_threads=1, n_threads_batch=1, copies=2)
     with ThreadPoolExecutor(2) as pool:  # load both copies before the clock starts
         list(pool.map(lambda m: llm.chat(m, num_predict=1), prompts[:2]))
     start = time.perf_counter()
@@ -70,16 +100,72 @@ def answer_all(ubatch: int, prompts: list[list[dict[str, str]]], *, num_predict:
     return time.perf_counter() - start, [(g.text, g.top_logprobs) for g in gens]
 
 
+def canary_prompts(n_questions: int) -> list[list[dict[str, str]]]:
+    """The LLM judge's canary prompts of ``judge_checks`` for its first ``n_questions`` canaried
+    questions, in the stage's order."""
+    params = load_config(REPO / "params.yaml")
+    jc = params.judge
+    template = load_template(REPO / "prompts", jc.prompt, needs=["question", "reference", "answer"])
+    questions = {d["id"]: d for d in read_jsonl(REPO / "data/build/dataset/questions.jsonl")}
+    graded = sorted({g.id for g in load_grades(REPO / "data/build/dataset/grades.jsonl")
+                     if g.id in questions and Question(**questions[g.id]).answerable})
+    out = []
+    for qid in canary_questions(graded, jc.canary_sample, jc.bias_seed)[:n_questions]:
+        q = questions[qid]
+        for text in canaries(q["question"], q["answer"]).values():
+            out.append(grading_messages(template, Item(q["question"], q["answer"], text)))
+    return out
+
+
+def p_correct(ubatch: int, prompts: list[list[dict[str, str]]], *, fresh: bool) -> list[float | None]:
+    """P(CORRECT) from the first reply token of each prompt, on one copy in order (``fresh``
+    False: each prompt reuses what it shares with the one before) or each on an emptied context."""
+    llm = StepBackend(ubatch, n_threads=1, n_threads_batch=1)
+    out = []
+    for m in prompts:
+        if fresh:
+            llm._model().reset()
+        g = llm.chat(m, num_predict=8, stop=("\n",), top_logprobs=20)
+        out.append(label_probability(g.top_logprobs, yes="CORRECT", no="INCORRECT"))
+    return out
+
+
+def history(settings: list[int], n_questions: int) -> None:
+    prompts = canary_prompts(n_questions)
+    reference = p_correct(DEFAULT_UBATCH, prompts, fresh=True)
+    print(f"\n{len(prompts)} canary prompts ({n_questions} questions)\n| n_ubatch | in order: P(CORRECT) "
+          f"differing from fresh | differing from 512 fresh |\n|---|---|---|")
+    rows = {}
+    for u in settings:
+        fresh = reference if u == DEFAULT_UBATCH else p_correct(u, prompts, fresh=True)
+        in_order = p_correct(u, prompts, fresh=False)
+        rows[u] = {"prompts": len(prompts), "in_order_vs_fresh": sum(a != b for a, b in zip(in_order, fresh)),
+                   "in_order_vs_512_fresh": sum(a != b for a, b in zip(in_order, reference)),
+                   "differences": [[i, b, a] for i, (a, b) in enumerate(zip(in_order, reference)) if a != b]}
+        print(f"| {u} | {rows[u]['in_order_vs_fresh']} of {len(prompts)} | {rows[u]['in_order_vs_512_fresh']} "
+              f"of {len(prompts)} |", flush=True)
+    print("\n" + json.dumps(rows, sort_keys=True))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--prompts", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--ubatch", default="512,128", help="comma-separated n_ubatch values; 512 is compared against")
     ap.add_argument("--top-logprobs", type=int, default=5)
+    ap.add_argument("--part", choices=("speed", "history", "both"), default="both")
+    ap.add_argument("--canary-questions", type=int, default=3)
     args = ap.parse_args()
     settings = [int(x) for x in args.ubatch.split(",")]
     if DEFAULT_UBATCH not in settings:
         settings.insert(0, DEFAULT_UBATCH)
+    if args.part in ("speed", "both"):
+        speed(settings, args)
+    if args.part in ("history", "both"):
+        history(settings, args.canary_questions)
+
+
+def speed(settings: list[int], args: argparse.Namespace) -> None:
     prompts = default_prompts(args.prompts)
     num_predict = load_config(REPO / "params.yaml").generation.num_predict
     times: dict[int, list[float]] = {u: [] for u in settings}
@@ -90,7 +176,7 @@ def main() -> None:
             seconds, out = answer_all(u, prompts, num_predict=num_predict, top_logprobs=args.top_logprobs)
             times[u].append(seconds)
             if replies.setdefault(u, out) != out:
-                raise SystemExit(f"n_ubatch {u}: round {r + 1} answered differently from round 1")
+                print(f"n_ubatch {u}: round {r + 1} answered differently from round 1", flush=True)
             print(f"round {r + 1} n_ubatch {u}: {seconds:.1f} s", flush=True)
     base = replies[DEFAULT_UBATCH]
     rows = {}

@@ -59,13 +59,8 @@ NO_TRANSFORM = "none"
 TRANSFORM_KINDS = ("hyde", NO_TRANSFORM, "rewrite")
 NO_LLM = "none"  # the switch that runs everything needing no LLM and marks the rest unavailable
 LLM_BACKENDS = ("llama_cpp", "ollama", "openai", NO_LLM)
-# llama_cpp: prompt tokens llama.cpp reads per step (its n_ubatch, whose own default is 512). It
-# changed no answer or log-probability at steps of 16 to 512 (tests/llm/client/test_llama_cpp.py,
-# benchmarks/prompt_step.py); with 128 the default run's answers took 10 to 11% less time here than with 512
-# (benchmarks/prompt_step.py; benchmarks/RESULTS.md, "Prompt steps of 128 tokens").
-LLAMA_UBATCH = 128
-# llm keys that apply to some backends only (the rest apply to all; threads, threads_batch and
-# ubatch are for llama_cpp but stay accepted with the others, and concurrency with none, so
+# llm keys that apply to some backends only (the rest apply to all; threads and threads_batch are
+# for llama_cpp but stay accepted with the others, and concurrency with none, so
 # `-S llm.backend=...` works on shipped params)
 LLM_KEY_BACKENDS = {"host": ("ollama",), "base_urls": ("openai",), "api_key_env": ("openai",),
                     "timeout": ("ollama", "openai"), "retries": ("ollama", "openai")}
@@ -828,8 +823,7 @@ class QueryTransformConfig:
 @dataclass(frozen=True)
 class LlmConfig:
     """``llm``: backend, model, decoding settings (seed, temperature, context) and, for
-    llama_cpp, threads for decoding (``threads``) and for reading the prompt (``threads_batch``),
-    and prompt tokens read per step (``ubatch``, ``LLAMA_UBATCH``; speed only).
+    llama_cpp, threads for decoding (``threads``) and for reading the prompt (``threads_batch``).
     ``model`` null means the packaged SmolLM2 for llama_cpp and is required for ollama and
     openai; ``host`` applies to ollama only; ``base_urls`` (required: API roots such as
     http://127.0.0.1:8000/v1) and ``api_key_env`` (the name of the environment variable holding
@@ -848,7 +842,6 @@ class LlmConfig:
     api_key_env: str | None = None
     threads: int = 1
     threads_batch: int = 2
-    ubatch: int = LLAMA_UBATCH
     seed: int = 0
     temperature: float = 0.0
     num_ctx: int = 4096
@@ -867,7 +860,7 @@ class LlmConfig:
         backend = _mapping(spec, where).get("backend") or defaults["backend"]
         schema = {"backend": one_of(*LLM_BACKENDS), "model": text, "host": text, "base_urls": _base_urls,
                   "api_key_env": _env_var_name, "threads": positive_int, "threads_batch": positive_int,
-                  "ubatch": positive_int, "seed": integer, "temperature": non_negative_number, "num_ctx": positive_int,
+                  "seed": integer, "temperature": non_negative_number, "num_ctx": positive_int,
                   "concurrency": positive_int, "timeout": positive_number, "retries": non_negative_int}
         if backend in ("ollama", "openai"):
             del defaults["model"]

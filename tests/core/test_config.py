@@ -511,21 +511,3 @@ def test_a_baseline_left_out_of_run_configs_is_refused():
     raw["stats"] = {**raw["stats"], "baseline": "dense"}
     assert error_of(raw) == ("stats.baseline: 'dense' not in run_configs (bm25, hybrid); add it to run_configs, "
                              "or name a config that runs")
-
-
-def test_llm_ubatch_reaches_the_llama_cpp_backend():
-    """``llm.ubatch`` is llama.cpp's prompt step: ``LLAMA_UBATCH`` when unset, passed to the
-    embedded backend as ``n_ubatch``; it is not part of the settings the prompt cache keys on."""
-    from rag_ablation.llm.client.registry import backend_from_config
-
-    assert config.LlmConfig().ubatch == config.LLAMA_UBATCH
-    assert backend_from_config(config.LlmConfig()).n_ubatch == config.LLAMA_UBATCH
-    cfg = Params.from_params(with_change("llm.ubatch", 32)).llm
-    backend = backend_from_config(cfg)
-    assert backend.n_ubatch == 32
-    assert backend.settings() == backend_from_config(config.LlmConfig()).settings()
-
-
-@pytest.mark.bad_input
-def test_llm_ubatch_must_be_a_positive_int():
-    assert "llm.ubatch: expected a positive integer, got 0" in error_of(with_change("llm.ubatch", 0))

@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rag_ablation.core.config import LLAMA_UBATCH
 from rag_ablation.llm.client import model_store
 from rag_ablation.llm.client.base import Backend, Generation, LLMUnavailable, check_num_predict
 
@@ -142,9 +141,6 @@ class LlamaCppBackend(Backend):
     ``n_threads`` is the number of CPU threads llama.cpp decodes with and ``n_threads_batch``
     the number it reads the prompt with (default: ``n_threads``); prompt reading scales with
     cores, while decoding on two threads can collapse when another process holds a core.
-    ``n_ubatch`` is how many prompt tokens llama.cpp reads per step (``LLAMA_UBATCH``; llama.cpp's
-    own default is 512): it changes speed and memory; no answer or log-probability changed at
-    steps of 16 to 512 (tests/llm/client/test_llama_cpp.py).
     ``n_ctx`` the context window in
     tokens (prompt + answer); ``seed`` and ``temperature`` fix the sampling (temperature 0 is
     greedy decoding).
@@ -173,7 +169,6 @@ class LlamaCppBackend(Backend):
         seed: int = 0,
         temperature: float = 0.0,
         copies: int = 1,
-        n_ubatch: int = LLAMA_UBATCH,
     ) -> None:
         if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
             raise ValueError(f"copies must be a positive int, got {copies!r}")
@@ -192,7 +187,6 @@ class LlamaCppBackend(Backend):
         self.n_threads = n_threads
         self.n_threads_batch = n_threads_batch or n_threads
         self.n_ctx = n_ctx
-        self.n_ubatch = n_ubatch
         self.seed = seed
         self.temperature = temperature
         self.copies = copies
@@ -213,8 +207,7 @@ class LlamaCppBackend(Backend):
         }
 
     def settings(self) -> dict[str, Any]:
-        """``{"temperature", "seed", "n_ctx"}`` (``n_threads``, ``n_ubatch`` and ``copies`` only
-        change speed)."""
+        """``{"temperature", "seed", "n_ctx"}`` (``n_threads`` only changes speed)."""
         return {"temperature": self.temperature, "seed": self.seed, "n_ctx": self.n_ctx}
 
     def _model(self) -> Any:
@@ -268,7 +261,6 @@ class LlamaCppBackend(Backend):
                     n_threads=self.n_threads,
                     n_threads_batch=self.n_threads_batch,
                     n_ctx=self.n_ctx,
-                    n_ubatch=self.n_ubatch,
                     seed=self.seed,
                     verbose=False,
                 )

@@ -42,16 +42,15 @@ def backend_from_config(cfg: LlmConfig) -> Backend:
 
     ``llama_cpp``: ``model`` is a GGUF path, a pinned model name such as ``qwen2.5-coder-1.5b``
     (its file fetched by ``rag-ablation models``; ``rag_ablation.llm.client.model_store``) or None (the
-    packaged SmolLM2), ``threads`` the llama.cpp thread count, ``ubatch`` its prompt step,
-    ``concurrency`` the copies of the model that answer at once. ``ollama``: ``model`` is a name
-    the server has, ``host`` None means ``$OLLAMA_HOST`` or the default. ``openai``: ``model`` is a
-    name the servers at ``base_urls`` list; the API key, if any, is read from the environment
-    variable ``api_key_env``. The served backends (ollama, openai) take ``timeout`` and ``retries``."""
+    packaged SmolLM2), ``threads`` the llama.cpp thread count, ``concurrency`` the copies of the
+    model that answer at once. ``ollama``: ``model`` is a name the server has, ``host`` None means
+    ``$OLLAMA_HOST`` or the default. ``openai``: ``model`` is a name the servers at ``base_urls``
+    list; the API key, if any, is read from the environment variable ``api_key_env``. The
+    served backends (ollama, openai) take ``timeout`` and ``retries``."""
     common = {"seed": cfg.seed, "temperature": cfg.temperature}
     if cfg.backend == "llama_cpp":
         return make_backend("llama_cpp", model_path=cfg.model, n_threads=cfg.threads,
-                            n_threads_batch=cfg.threads_batch, n_ctx=cfg.num_ctx, copies=cfg.concurrency,
-                            n_ubatch=cfg.ubatch, **common)
+                            n_threads_batch=cfg.threads_batch, n_ctx=cfg.num_ctx, copies=cfg.concurrency, **common)
     served = {"num_ctx": cfg.num_ctx, "timeout": cfg.timeout, "retries": cfg.retries, **common}
     if cfg.backend == "openai":
         return make_backend("openai", model=cfg.model, base_urls=cfg.base_urls,

@@ -97,22 +97,3 @@ def test_copies_must_be_a_positive_int() -> None:
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="copies must be a positive int"):
             LlamaCppBackend(copies=bad)
-
-
-@pytest.mark.slow
-def test_prompt_step_changes_no_answer_or_log_probability() -> None:
-    """``n_ubatch`` (``llm.ubatch``) is how many prompt tokens llama.cpp reads per step: a prompt
-    of about 700 tokens read 16 at a time (44 steps), 128 at a time (the default) and 512 at a
-    time (llama.cpp's own default) gives the same reply and the same first-token log-probabilities, float for float, and the
-    loaded context really uses the step asked for."""
-    passage = " ".join(f"Setting {i} of the gateway is called flag_{i} and defaults to {i * 7} seconds." for i in range(40))
-    prompt = [{"role": "user", "content": f"{passage}\n\nWhat does flag_25 default to?"}]
-    replies = {}
-    for step in (16, 128, 512):
-        backend = LlamaCppBackend(n_threads=1, n_threads_batch=2, n_ubatch=step)
-        gen = backend.chat(prompt, num_predict=16, top_logprobs=5)
-        assert backend._model().context_params.n_ubatch == step
-        assert gen.prompt_tokens > 2 * 128  # more than two steps of the default
-        replies[step] = (gen.text, gen.top_logprobs)
-    assert replies[16] == replies[128] == replies[512]
-    assert replies[128][0].strip() and len(replies[128][1]) == 5
