@@ -1,6 +1,6 @@
-"""How many prompt tokens llama.cpp should read per step (``llm.ubatch``, llama.cpp's
-``n_ubatch``) for the default run's answers, side by side in one run, and whether it changes
-anything but the time.
+"""How many prompt tokens llama.cpp should read per step (its ``n_ubatch``; the project keeps
+llama.cpp's default, 512) for the default run's answers, side by side in one run, and whether it
+changes anything but the time.
 
 The prompts are the default run's own: for each config of ``generation.configs``, the seeded
 sample of questions ``generate`` answers, each with the top ``generation.k`` passages of the
