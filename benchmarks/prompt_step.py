@@ -46,7 +46,8 @@ from rag_ablation.evaluation.judges.grades import load_grades  # noqa: E402
 from rag_ablation.evaluation.judges.judge_checks import canaries, canary_questions  # noqa: E402
 from rag_ablation.evaluation.judges.judging import Item, grading_messages, label_probability  # noqa: E402
 from rag_ablation.llm.client.llama_cpp import LlamaCppBackend, without_extra_buffer_types  # noqa: E402
-from rag_ablation.llm.client.prompting import fill, format_passages, load_template, user_messages  # noqa: E402
+from rag_ablation.llm.client.prompting import load_template  # noqa: E402
+from rag_ablation.llm.generation import answer_prompts  # noqa: E402
 from rag_ablation.support.sampling import stratified_sample  # noqa: E402
 
 DEFAULT_UBATCH = 512  # llama.cpp's own n_ubatch
@@ -74,15 +75,13 @@ def default_prompts(limit: int) -> list[list[dict[str, str]]]:
     params = load_config(REPO / "params.yaml")
     gen = params.generation
     template = load_template(REPO / "prompts", gen.prompt, needs=["passages", "question"])
-    questions = [Question(**d) for d in read_jsonl(REPO / "data/build/dataset/questions.jsonl")]
+    questions = [Question(**d) for d in read_jsonl(REPO / "data/build/questions.jsonl")]
     sample = stratified_sample(questions, gen.sample, seed=gen.seed)
     out = []
     for name in gen.configs:
         run = read_json(REPO / f"data/build/runs/{name}.json")
         ranking = {r["id"]: [x["chunk"] for x in r["ranking"]] for r in run["questions"]}
-        for q in sample:
-            texts = [run["passages"][c] for c in ranking[q.id][:gen.k]]
-            out.append(user_messages(fill(template, passages=format_passages(texts), question=q.question)))
+        out += answer_prompts(sample, ranking, run["passages"], template=template, k=gen.k)[1]
     step = max(1, -(-len(out) // limit))
     return out[::step][:limit]
 
@@ -106,7 +105,7 @@ def canary_prompts(n_questions: int) -> list[list[dict[str, str]]]:
     params = load_config(REPO / "params.yaml")
     jc = params.judge
     template = load_template(REPO / "prompts", jc.prompt, needs=["question", "reference", "answer"])
-    questions = {d["id"]: d for d in read_jsonl(REPO / "data/build/dataset/questions.jsonl")}
+    questions = {d["id"]: d for d in read_jsonl(REPO / "data/build/questions.jsonl")}
     graded = sorted({g.id for g in load_grades(REPO / "data/build/dataset/grades.jsonl")
                      if g.id in questions and Question(**questions[g.id]).answerable})
     out = []

@@ -17,6 +17,19 @@ from rag_ablation.llm.client.prompt_cache import CachedLLM
 from rag_ablation.support.timing import percentiles, percentiles_ms
 from rag_ablation.llm.client.prompting import fill, format_passages, messages_hash, user_messages
 
+def answer_prompts(questions: Sequence[Any], rankings: Mapping[str, Sequence[str]], chunk_text: Mapping[str, str],
+                   *, template: str, k: int) -> tuple[list[list[str]], list[list[dict[str, str]]]]:
+    """For each question in order: the ids of the top ``k`` chunks of its stored ranking (fewer
+    when the ranking is shorter, none when the question has no ranking), and the chat messages
+    asking it, with those chunks' texts numbered into ``template``."""
+    passages = [list(rankings.get(q.id, ()))[:k] for q in questions]
+    conversations = [
+        user_messages(fill(template, passages=format_passages([chunk_text[c] for c in ids]), question=q.question))
+        for q, ids in zip(questions, passages)
+    ]
+    return passages, conversations
+
+
 def answer_questions(
     questions: Sequence[Any],
     rankings: Mapping[str, Sequence[str]],
@@ -40,11 +53,7 @@ def answer_questions(
     records: list[dict] = []
     timings: list[dict[str, float]] = []
     questions = list(questions)
-    passages = [list(rankings.get(q.id, ()))[:k] for q in questions]
-    conversations = [
-        user_messages(fill(template, passages=format_passages([chunk_text[c] for c in ids]), question=q.question))
-        for q, ids in zip(questions, passages)
-    ]
+    passages, conversations = answer_prompts(questions, rankings, chunk_text, template=template, k=k)
     answers = chat_many(llm, conversations, num_predict=num_predict, stop=stop, concurrency=concurrency,
                         progress=progress)
     for q, ids, messages, (gen, hit) in zip(questions, passages, conversations, answers):

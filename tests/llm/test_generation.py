@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_ablation.llm.generation import answer_questions
+from rag_ablation.llm.generation import answer_prompts, answer_questions
 from rag_ablation.llm.client.prompt_cache import CachedLLM, PromptCache
 from rag_ablation.llm.client.llama_cpp import LlamaCppBackend
 from rag_ablation.llm.client.prompting import TemplateError, fill, format_passages, load_template
@@ -35,6 +35,19 @@ def test_shipped_templates_load():
 
 
 @pytest.mark.slow
+def test_answer_prompts_number_the_top_k_passages_into_the_template():
+    """The top k of each ranking, in ranking order; a shorter ranking gives fewer passages and a
+    question without one gets none (its prompt still asks it)."""
+    qs = [Q("a", "When?"), Q("b", "How long?"), Q("c", "Who?")]
+    text = {"c1": "one", "c2": "two", "c3": "three"}
+    template = "P:\n{passages}\nQ: {question}"
+    passages, prompts = answer_prompts(qs, {"a": ["c2", "c1", "c3"], "b": ["c3"]}, text, template=template, k=2)
+    assert passages == [["c2", "c1"], ["c3"], []]
+    assert prompts[0] == [{"role": "user", "content": fill(template, passages=format_passages(["two", "one"]),
+                                                           question="When?")}]
+    assert prompts[2][0]["content"] == fill(template, passages=format_passages([]), question="Who?")
+
+
 def test_only_changed_prompts_reach_the_llm(tmp_path):
     """Re-answering after one question's top passages changed: the cache serves the rest."""
     llm = CachedLLM(LlamaCppBackend(n_threads=1), PromptCache(tmp_path / "p.sqlite"))
