@@ -23,8 +23,16 @@ two, and from llama.cpp's default read fresh.
 The project keeps llama.cpp's default (512) because of this second part (benchmarks/RESULTS.md,
 "Prompt steps of 128 tokens: faster, but not kept").
 
+A setting written with an ``a`` (``128a``) keeps only whole steps of what the previous prompt left:
+the shared tokens are cut back to a multiple of the step and the rest is read from there, so the
+steps fall where a fresh read puts them whatever came before (``aligned_llama``), at the cost of
+re-reading up to a step's worth of shared tokens. The history part also reports each setting's
+time for the prompts in order. In the speed part, a prompt whose reply or log-probabilities differ
+from the 512 setting's is answered again at 512 on a fresh context, to tell whether the difference
+comes from history or from the step's arithmetic.
+
 Usage:  .venv/bin/python benchmarks/prompt_step.py [--part speed|history|both] [--prompts 40]
-        [--rounds 2] [--ubatch 512,128] [--canary-questions 3]
+        [--rounds 2] [--ubatch 512,128,128a] [--canary-questions 3]
 """
 from __future__ import annotations
 
@@ -50,23 +58,55 @@ from rag_ablation.llm.client.prompting import load_template  # noqa: E402
 from rag_ablation.llm.generation import answer_prompts  # noqa: E402
 from rag_ablation.support.sampling import stratified_sample  # noqa: E402
 
-DEFAULT_UBATCH = 512  # llama.cpp's own n_ubatch
+DEFAULT = "512"  # llama.cpp's own n_ubatch, read as llama-cpp-python reads it
+
+
+def aligned_llama() -> type:
+    """``llama_cpp.Llama`` whose prompt reading keeps only whole ``n_ubatch`` steps of the tokens
+    the previous prompt left: before the first read of a prompt, the kept tokens are cut back to a
+    multiple of the step (the cut ones are read again), so every step starts where it would on an
+    empty context. The reads of generated tokens are left as they are."""
+    from llama_cpp import Llama
+
+    class AlignedLlama(Llama):
+        _align = False
+
+        def generate(self, tokens, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self._align = True
+            try:
+                return (yield from super().generate(tokens, *args, **kwargs))
+            finally:
+                self._align = False
+
+        def eval(self, tokens):  # type: ignore[no-untyped-def]
+            if self._align:
+                self._align = False
+                keep = self.n_tokens // self.context_params.n_ubatch * self.context_params.n_ubatch
+                if keep < self.n_tokens:
+                    tokens = [*self.input_ids[keep:self.n_tokens].tolist(), *tokens]
+                    self.n_tokens = keep
+            return super().eval(tokens)
+
+    return AlignedLlama
 
 
 class StepBackend(LlamaCppBackend):
-    """The embedded backend with llama.cpp's prompt step set to ``ubatch`` (``n_ubatch``)."""
+    """The embedded backend with llama.cpp's prompt step set by ``setting``: ``n_ubatch``, and
+    with an ``a`` after it, steps aligned as a fresh read aligns them (``aligned_llama``)."""
 
-    def __init__(self, ubatch: int, **kwargs: object) -> None:
+    def __init__(self, setting: str, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.ubatch = ubatch
+        self.ubatch = int(setting.rstrip("a"))
+        self.aligned = setting.endswith("a")
 
     def _load(self) -> object:
         from llama_cpp import Llama
 
+        cls = aligned_llama() if self.aligned else Llama
         with without_extra_buffer_types():
-            return Llama(model_path=str(self.model_path), n_threads=self.n_threads,
-                         n_threads_batch=self.n_threads_batch, n_ctx=self.n_ctx, n_ubatch=self.ubatch,
-                         seed=self.seed, verbose=False)
+            return cls(model_path=str(self.model_path), n_threads=self.n_threads,
+                       n_threads_batch=self.n_threads_batch, n_ctx=self.n_ctx, n_ubatch=self.ubatch,
+                       seed=self.seed, verbose=False)
 
 
 def default_prompts(limit: int) -> list[list[dict[str, str]]]:
@@ -86,11 +126,11 @@ def default_prompts(limit: int) -> list[list[dict[str, str]]]:
     return out[::step][:limit]
 
 
-def answer_all(ubatch: int, prompts: list[list[dict[str, str]]], *, num_predict: int,
+def answer_all(setting: str, prompts: list[list[dict[str, str]]], *, num_predict: int,
                top_logprobs: int) -> tuple[float, list[tuple[str, object]]]:
     """Wall seconds to answer every prompt with two copies of one thread each (both loaded
     first), and each reply with its first token's alternatives, in prompt order."""
-    llm = StepBackend(ubatch, n_threads=1, n_threads_batch=1, copies=2)
+    llm = StepBackend(setting, n_threads=1, n_threads_batch=1, copies=2)
     with ThreadPoolExecutor(2) as pool:  # load both copies before the clock starts
         list(pool.map(lambda m: llm.chat(m, num_predict=1), prompts[:2]))
     start = time.perf_counter()
@@ -116,10 +156,10 @@ def canary_prompts(n_questions: int) -> list[list[dict[str, str]]]:
     return out
 
 
-def p_correct(ubatch: int, prompts: list[list[dict[str, str]]], *, fresh: bool) -> list[float | None]:
+def p_correct(setting: str, prompts: list[list[dict[str, str]]], *, fresh: bool) -> list[float | None]:
     """P(CORRECT) from the first reply token of each prompt, on one copy in order (``fresh``
     False: each prompt reuses what it shares with the one before) or each on an emptied context."""
-    llm = StepBackend(ubatch, n_threads=1, n_threads_batch=1)
+    llm = StepBackend(setting, n_threads=1, n_threads_batch=1)
     out = []
     for m in prompts:
         if fresh:
@@ -129,46 +169,64 @@ def p_correct(ubatch: int, prompts: list[list[dict[str, str]]], *, fresh: bool) 
     return out
 
 
-def history(settings: list[int], n_questions: int) -> None:
+def history(settings: list[str], n_questions: int) -> None:
     prompts = canary_prompts(n_questions)
-    reference = p_correct(DEFAULT_UBATCH, prompts, fresh=True)
+    reference = p_correct(DEFAULT, prompts, fresh=True)
     print(f"\n{len(prompts)} canary prompts ({n_questions} questions)\n| n_ubatch | in order: P(CORRECT) "
-          f"differing from fresh | differing from 512 fresh |\n|---|---|---|")
+          f"differing from fresh | differing from 512 fresh | in order, s |\n|---|---|---|---|")
     rows = {}
     for u in settings:
-        fresh = reference if u == DEFAULT_UBATCH else p_correct(u, prompts, fresh=True)
+        fresh = reference if u == DEFAULT else p_correct(u, prompts, fresh=True)
+        start = time.perf_counter()
         in_order = p_correct(u, prompts, fresh=False)
+        seconds = time.perf_counter() - start
         rows[u] = {"prompts": len(prompts), "in_order_vs_fresh": sum(a != b for a, b in zip(in_order, fresh)),
                    "in_order_vs_512_fresh": sum(a != b for a, b in zip(in_order, reference)),
+                   "in_order_s": round(seconds, 1),
                    "differences": [[i, b, a] for i, (a, b) in enumerate(zip(in_order, reference)) if a != b]}
         print(f"| {u} | {rows[u]['in_order_vs_fresh']} of {len(prompts)} | {rows[u]['in_order_vs_512_fresh']} "
-              f"of {len(prompts)} |", flush=True)
+              f"of {len(prompts)} | {rows[u]['in_order_s']} |", flush=True)
     print("\n" + json.dumps(rows, sort_keys=True))
+
+
+def setting_list(text: str) -> list[str]:
+    """``--ubatch``'s settings (``512,128,128a``), with 512 first if it is missing."""
+    settings = [x.strip() for x in text.split(",") if x.strip()]
+    for x in settings:
+        if not x.rstrip("a").isdigit() or int(x.rstrip("a")) < 1 or x.count("a") > 1:
+            raise SystemExit(f"--ubatch: {x!r} is not a step (a positive integer, optionally followed by 'a')")
+    return settings if DEFAULT in settings else [DEFAULT, *settings]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--prompts", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--ubatch", default="512,128", help="comma-separated n_ubatch values; 512 is compared against")
+    ap.add_argument("--ubatch", default="512,128",
+                    help="comma-separated n_ubatch values, 'a' after one for aligned steps; 512 is compared against")
     ap.add_argument("--top-logprobs", type=int, default=5)
     ap.add_argument("--part", choices=("speed", "history", "both"), default="both")
     ap.add_argument("--canary-questions", type=int, default=3)
     args = ap.parse_args()
-    settings = [int(x) for x in args.ubatch.split(",")]
-    if DEFAULT_UBATCH not in settings:
-        settings.insert(0, DEFAULT_UBATCH)
+    settings = setting_list(args.ubatch)
     if args.part in ("speed", "both"):
         speed(settings, args)
     if args.part in ("history", "both"):
         history(settings, args.canary_questions)
 
 
-def speed(settings: list[int], args: argparse.Namespace) -> None:
+def fresh_answer(prompt: list[dict[str, str]], *, num_predict: int, top_logprobs: int) -> tuple[str, object]:
+    """The reply (and first-token alternatives) at llama.cpp's default step on an empty context."""
+    g = StepBackend(DEFAULT, n_threads=1, n_threads_batch=1).chat(prompt, num_predict=num_predict,
+                                                                   top_logprobs=top_logprobs)
+    return g.text, g.top_logprobs
+
+
+def speed(settings: list[str], args: argparse.Namespace) -> None:
     prompts = default_prompts(args.prompts)
     num_predict = load_config(REPO / "params.yaml").generation.num_predict
-    times: dict[int, list[float]] = {u: [] for u in settings}
-    replies: dict[int, list[tuple[str, object]]] = {}
+    times: dict[str, list[float]] = {u: [] for u in settings}
+    replies: dict[str, list[tuple[str, object]]] = {}
     for r in range(args.rounds):
         order = settings if r % 2 == 0 else settings[::-1]
         for u in order:
@@ -177,19 +235,25 @@ def speed(settings: list[int], args: argparse.Namespace) -> None:
             if replies.setdefault(u, out) != out:
                 print(f"n_ubatch {u}: round {r + 1} answered differently from round 1", flush=True)
             print(f"round {r + 1} n_ubatch {u}: {seconds:.1f} s", flush=True)
-    base = replies[DEFAULT_UBATCH]
+    base = replies[DEFAULT]
     rows = {}
     for u in settings:
         same_text = sum(a[0] == b[0] for a, b in zip(replies[u], base))
         same_lp = sum(a[1] == b[1] for a, b in zip(replies[u], base))
         rows[u] = {"best_s": round(min(times[u]), 1), "median_s": round(statistics.median(times[u]), 1),
-                   "ratio_to_512": round(min(times[u]) / min(times[DEFAULT_UBATCH]), 3),
+                   "ratio_to_512": round(min(times[u]) / min(times[DEFAULT]), 3),
                    "same_answers": same_text, "same_logprobs": same_lp, "prompts": len(prompts)}
     print(f"\n{len(prompts)} prompts, {args.rounds} rounds\n| n_ubatch | best s | median s | best / 512 | "
           f"answers equal to 512's | first-token log-probs equal |\n|---|---|---|---|---|---|")
     for u, row in rows.items():
         print(f"| {u} | {row['best_s']} | {row['median_s']} | {row['ratio_to_512']} | {row['same_answers']} of "
               f"{row['prompts']} | {row['same_logprobs']} of {row['prompts']} |")
+    differing = sorted({i for u in settings for i, (a, b) in enumerate(zip(replies[u], base)) if a != b})
+    for i in differing:
+        fresh = fresh_answer(prompts[i], num_predict=num_predict, top_logprobs=args.top_logprobs)
+        print(f"prompt {i}: 512 on an empty context {'equals' if fresh == base[i] else 'differs from'} 512 in the "
+              f"run; settings equal to it: {[u for u in settings if replies[u][i] == fresh]}", flush=True)
+        rows.setdefault("fresh_512", {})[str(i)] = [u for u in settings if replies[u][i] == fresh]
     print("\n" + json.dumps(rows, sort_keys=True))
 
 
