@@ -23,13 +23,12 @@ Usage:  .venv/bin/python benchmarks/dvc_lock_split.py [--stages 48] [--deps 60] 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DVC = str(REPO / ".venv" / "bin" / "dvc")
+from dvc_overhead import DVC, sh
+
 SOURCES = 300
 
 
@@ -43,8 +42,8 @@ def stage_lines(name: str, deps: list[str], *, wdir: bool) -> list[str]:
 def build(root: Path, *, stages: int, deps: int, parts: int) -> None:
     """A new git + DVC repository at ``root`` with the stages spread over ``parts`` files."""
     root.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run([DVC, "init", "-q"], cwd=root, check=True)
+    sh(["git", "init", "-q"], root)
+    sh([DVC, "init", "-q"], root)
     (root / "src").mkdir()
     (root / "out").mkdir()
     for i in range(SOURCES):
@@ -66,7 +65,7 @@ def build(root: Path, *, stages: int, deps: int, parts: int) -> None:
 def repro(root: Path) -> float:
     """Wall seconds of a plain ``dvc repro`` in ``root`` (it must succeed)."""
     start = time.perf_counter()
-    subprocess.run([DVC, "repro", "-q"], cwd=root, check=True, capture_output=True)
+    sh([DVC, "repro", "-q"], root)
     return time.perf_counter() - start
 
 

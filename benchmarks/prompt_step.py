@@ -71,14 +71,14 @@ def aligned_llama() -> type:
     class AlignedLlama(Llama):
         _align = False
 
-        def generate(self, tokens, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def generate(self, tokens, *args, **kwargs):
             self._align = True
             try:
                 return (yield from super().generate(tokens, *args, **kwargs))
             finally:
                 self._align = False
 
-        def eval(self, tokens):  # type: ignore[no-untyped-def]
+        def eval(self, tokens):
             if self._align:
                 self._align = False
                 keep = self.n_tokens // self.context_params.n_ubatch * self.context_params.n_ubatch
@@ -215,10 +215,11 @@ def main() -> None:
         history(settings, args.canary_questions)
 
 
-def fresh_answer(prompt: list[dict[str, str]], *, num_predict: int, top_logprobs: int) -> tuple[str, object]:
-    """The reply (and first-token alternatives) at llama.cpp's default step on an empty context."""
-    g = StepBackend(DEFAULT, n_threads=1, n_threads_batch=1).chat(prompt, num_predict=num_predict,
-                                                                   top_logprobs=top_logprobs)
+def fresh_answer(llm: StepBackend, prompt: list[dict[str, str]], *, num_predict: int,
+                 top_logprobs: int) -> tuple[str, object]:
+    """``llm``'s reply (and first-token alternatives) to ``prompt`` on an emptied context."""
+    llm._model().reset()
+    g = llm.chat(prompt, num_predict=num_predict, top_logprobs=top_logprobs)
     return g.text, g.top_logprobs
 
 
@@ -249,12 +250,14 @@ def speed(settings: list[str], args: argparse.Namespace) -> None:
         print(f"| {u} | {row['best_s']} | {row['median_s']} | {row['ratio_to_512']} | {row['same_answers']} of "
               f"{row['prompts']} | {row['same_logprobs']} of {row['prompts']} |")
     differing = sorted({i for u in settings for i, (a, b) in enumerate(zip(replies[u], base)) if a != b})
+    reference = StepBackend(DEFAULT, n_threads=1, n_threads_batch=1)
+    fresh_512: dict[str, list[str]] = {}
     for i in differing:
-        fresh = fresh_answer(prompts[i], num_predict=num_predict, top_logprobs=args.top_logprobs)
+        fresh = fresh_answer(reference, prompts[i], num_predict=num_predict, top_logprobs=args.top_logprobs)
+        equal = fresh_512[str(i)] = [u for u in settings if replies[u][i] == fresh]
         print(f"prompt {i}: 512 on an empty context {'equals' if fresh == base[i] else 'differs from'} 512 in the "
-              f"run; settings equal to it: {[u for u in settings if replies[u][i] == fresh]}", flush=True)
-        rows.setdefault("fresh_512", {})[str(i)] = [u for u in settings if replies[u][i] == fresh]
-    print("\n" + json.dumps(rows, sort_keys=True))
+              f"run; settings equal to it: {equal}", flush=True)
+    print("\n" + json.dumps({**rows, "fresh_512": fresh_512}, sort_keys=True))
 
 
 if __name__ == "__main__":
