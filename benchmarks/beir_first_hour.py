@@ -111,7 +111,7 @@ def embedded_per_stage(out: str) -> dict[str, str]:
     for line in out.splitlines():
         m = re.search(r"Running stage '([^']+)'", line)
         if m:
-            stage = m.group(1)
+            stage = m.group(1).rsplit(":", 1)[-1]  # without its dvc.yaml (index/dvc.yaml:dense@base)
         m = re.search(r"embedded (\d+) new texts, (\d+) from the cache", line)
         if m and stage:
             found[stage] = f"{m.group(1)} new, {m.group(2)} cached"

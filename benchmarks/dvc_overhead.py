@@ -62,8 +62,19 @@ def sh(args: list[str], cwd: Path) -> str:
     return out.stdout + out.stderr
 
 
+def names_of(addressed: list[str]) -> list[str]:
+    """Stage names without their dvc.yaml (``index/dvc.yaml:chunk@base`` -> ``chunk@base``)."""
+    return [a.rsplit(":", 1)[-1] for a in addressed]
+
+
 def stage_names(repo: Path) -> list[str]:
-    return [line.split()[0] for line in sh([DVC, "stage", "list"], repo).splitlines() if line.strip()]
+    """Every stage instance of every dvc.yaml of ``repo``, by name."""
+    return names_of([line.split()[0] for line in sh([DVC, "stage", "list", "--all"], repo).splitlines() if line.strip()])
+
+
+def ran(output: str) -> set[str]:
+    """The stages DVC's ``output`` says it ran (or would run, with ``--dry``), by name."""
+    return set(names_of(re.findall(r"Running stage '([^']+)'", output)))
 
 
 def bare_repo(folder: Path, names: list[str]) -> None:
@@ -108,14 +119,14 @@ def changed_run(source: Path, folder: Path, old: str, new: str) -> tuple[set[str
     if old not in text:
         raise SystemExit(f"params.yaml has no line starting {old!r}: update CHANGES")
     params.write_text(text.replace(old, new, 1))
-    dry = set(re.findall(r"Running stage '([^']+)'", sh([DVC, "repro", "--dry"], folder)))
+    dry = ran(sh([DVC, "repro", "--dry"], folder))
     env_cache = os.environ.get("RAG_ABLATION_CACHE") or str(REPO / ".cache")
     out = subprocess.run([DVC, "repro"], cwd=folder, capture_output=True, text=True,
                          env={**os.environ, "DVC_NO_ANALYTICS": "1", "RAG_ABLATION_CACHE": env_cache,
                               "PATH": f"{REPO / '.venv' / 'bin'}:{os.environ['PATH']}"})
     if out.returncode != 0:
         raise SystemExit(f"dvc repro failed in {folder}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
-    return dry, set(re.findall(r"Running stage '([^']+)'", out.stdout + out.stderr))
+    return dry, ran(out.stdout + out.stderr)
 
 
 def main() -> None:
@@ -164,7 +175,7 @@ def main() -> None:
         folder = Path(tmp) / "chunk_size"
         shutil.copytree(ours, folder, symlinks=True)
         (folder / "params.yaml").write_text(params.replace("chunk_size: 800", "chunk_size: 400", 1))
-        dry = set(re.findall(r"Running stage '([^']+)'", sh([DVC, "repro", "--dry"], folder)))
+        dry = ran(sh([DVC, "repro", "--dry"], folder))
         print(f"chunk_size 800 -> 400 (dry run only): {len(dry)} stages had changed inputs: "
               f"{', '.join(sorted(dry))}; of the chunk stages only {', '.join(resized)} (size null) "
               f"produce new chunks, so the others stop there (early cutoff)")

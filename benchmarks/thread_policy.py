@@ -102,7 +102,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=96)
     ap.add_argument("--passages", type=int, default=256)
     ap.add_argument("--chunks", type=Path, default=REPO / "data/build/chunks/base.jsonl",
-                    help="chunks to embed (`dvc repro chunk@base` writes the default)")
+                    help="chunks to embed (`dvc repro index/dvc.yaml:chunk@base` writes the default)")
     ap.add_argument("--answers", type=int, default=6,
                     help="answers per measurement of the whole-answer step: five ~900-character passages and a "
                          "question each (about 1,000 prompt tokens), 48 new tokens, as `generate` does")
@@ -114,7 +114,7 @@ def main() -> None:
     ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated labels of POLICIES to run")
     args = ap.parse_args()
     if not args.chunks.is_file():
-        raise SystemExit(f"{args.chunks} does not exist: run `dvc repro chunk@base` first, or pass --chunks")
+        raise SystemExit(f"{args.chunks} does not exist: run `dvc repro index/dvc.yaml:chunk@base` first, or pass --chunks")
     whole = {f"llama.cpp whole answers, threads/batch/copies {t} (answers/s)":
              (ANSWER, [str(args.answers), str(args.chunks), t]) for t in args.llm_settings.split(",")}
     steps = {"llama.cpp decode (tokens/s)": (LLAMA, [str(args.tokens)]), **whole,

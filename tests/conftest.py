@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rag_ablation.evaluation.scoring.scores import RETRIEVAL_FIELDS
 from rag_ablation.core.io import datasets_dir
+from rag_ablation.core.pipeline_files import PIPELINE_FILES, stage_name
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -24,6 +26,34 @@ COVIDQA = datasets_dir() / "covidqa"
 def _private_cache(tmp_path_factory, monkeypatch):
     """Every test gets its own embedding/prompt cache folder, so no test sees another's."""
     monkeypatch.setenv("RAG_ABLATION_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+PIPELINE = PIPELINE_FILES
+"""The files of the pipeline itself (its dvc.yaml files)."""
+
+
+def ran_stages(output: str) -> set[str]:
+    """The stages DVC's ``output`` says it ran (``Running stage 'NAME'``), each by its name
+    without its file (``index/dvc.yaml:chunk@base`` -> ``chunk@base``)."""
+    return {stage_name(s) for s in re.findall(r"Running stage '([^']+)'", output)}
+
+
+def lock_stages(repo: Path) -> dict:
+    """Stage name -> its lock entry, from the lock file beside each dvc.yaml of the pipeline in
+    ``repo`` (the names are unique across the files: tests/core/test_pipeline_files.py)."""
+    out: dict = {}
+    for f in PIPELINE_FILES:
+        lock = repo / Path(f).parent / "dvc.lock"
+        if lock.is_file():
+            out.update(yaml.safe_load(lock.read_text(encoding="utf-8"))["stages"])
+    return out
+
+
+def copy_pipeline(dest: Path) -> None:
+    """The pipeline's own files (``PIPELINE``) into the folder ``dest``, at the same paths."""
+    for f in PIPELINE:
+        (dest / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / f, dest / f)
 
 
 @dataclass
@@ -53,7 +83,8 @@ def run_in(cwd: Path, *cmd: str, env: dict | None = None) -> str:
 def make_fixture_repo(d: Path) -> Path:
     """A git + DVC repository in ``d`` holding the project's pipeline, code and prompts with the
     fixture corpus, questions and params, committed on ``main`` (nothing run yet)."""
-    for item in ("dvc.yaml", "stages", "rag_ablation", "prompts", ".dvcignore"):
+    copy_pipeline(d)
+    for item in ("stages", "rag_ablation", "prompts", ".dvcignore"):
         src = ROOT / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, d / item)
     shutil.copytree(FIXTURES / "corpus", d / "data/corpus")
@@ -87,7 +118,7 @@ def built_pipeline(tmp_path_factory) -> Path:
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}", **GIT_ENV,
            "RAG_ABLATION_CACHE": str(tmp_path_factory.mktemp("built-cache"))}
     out = run_in(d, str(VENV_BIN / "dvc"), "repro", env=env)
-    assert {"retrieve@hybrid", "generate@bm25", "queries@rewrite"} <= set(re.findall(r"Running stage '([^']+)'", out)), out
+    assert {"retrieve@hybrid", "generate@bm25", "queries@rewrite"} <= ran_stages(out), out
     run_in(d, "git", "add", "-A")
     run_in(d, "git", "commit", "-q", "-m", "fixture pipeline")
     return d

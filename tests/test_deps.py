@@ -1,13 +1,13 @@
-"""Every stage in dvc.yaml depends on its own script and every library module it imports,
-directly or through other modules (subpackages included), and on no more of the package than
-that. The exceptions are the folders of :data:`FOLDERS`, each listed as one dependency where a
-stage imports any module of it: ``rag_ablation/core`` (config, errors, io, the stage runner,
-stage costs: every stage imports it, and core imports nothing outside itself) and
-``rag_ablation/llm/client`` (the LLM client: every LLM stage imports it; the stage then depends
-on the whole folder and on everything the folder imports). No stage depends on
-``rag_ablation/commands`` (editing a command reruns no stage), the evaluation layer never
-imports search code and calls the LLM layer only from the judge runners, and no two modules of
-the package import each other in a circle."""
+"""Every stage of the pipeline (the dvc.yaml files of pipeline_files.PIPELINE_FILES) depends on
+its own script and every library module it imports, directly or through other modules
+(subpackages included), and on no more of the package than that. The exceptions are the folders
+of :data:`FOLDERS`, each listed as one dependency where a stage imports any module of it:
+``rag_ablation/core`` (config, errors, io, the stage runner, stage costs: every stage imports
+it, and core imports nothing outside itself) and ``rag_ablation/llm/client`` (the LLM client:
+every LLM stage imports it; the stage then depends on the whole folder and on everything the
+folder imports). No stage depends on ``rag_ablation/commands`` (editing a command reruns no
+stage), the evaluation layer never imports search code and calls the LLM layer only from the
+judge runners, and no two modules of the package import each other in a circle."""
 from __future__ import annotations
 
 import ast
@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from conftest import ROOT
+from rag_ablation.core.pipeline_files import PIPELINE_FILES
 
 CORE = "rag_ablation/core"
 FOLDERS = (CORE, "rag_ablation/llm/client")
@@ -72,7 +73,8 @@ def expand(dep: str) -> set[str]:
 
 
 def stages():
-    out = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    """Every stage of every dvc.yaml of the pipeline (pipeline_files.PIPELINE_FILES), by name."""
+    out = {name: stage for f in PIPELINE_FILES for name, stage in yaml.safe_load((ROOT / f).read_text())["stages"].items()}
     assert out
     return {name: stage.get("do", stage) for name, stage in out.items()}
 

@@ -4,14 +4,13 @@ nothing. (`dvc exp run -S chunk_size=400` is the README's daily block: tests/tes
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import copy_repo, run_in
+from conftest import copy_repo, ran_stages as ran, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -20,10 +19,6 @@ DVC = str(Path(sys.executable).parent / "dvc")
 
 def sh(cwd, *cmd):
     return run_in(cwd, *cmd)
-
-
-def ran(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ downstream rerun when its rankings are unchanged."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, ROOT, copy_repo, run_in
+from conftest import FIXTURES, ROOT, copy_repo, ran_stages as ran, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -24,10 +23,6 @@ try:
     EXAMPLE = True
 except ImportError:
     EXAMPLE = False
-
-
-def ran(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
 
 
 @pytest.fixture(scope="module")

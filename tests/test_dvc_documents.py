@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from document_files import make_pdf, pandoc_file
 from pptx import Presentation
 from pptx.util import Inches
 
-from conftest import copy_repo, run_in
+from conftest import copy_repo, ran_stages as ran, run_in
 
 from rag_ablation.authoring.workbench.session import Project, Workbench, WriteMode
 from rag_ablation.core.config import load_config
@@ -78,10 +77,6 @@ def questions() -> str:
     rows.append({"id": "q-none", "question": "Who founded the company?", "doc": None, "span": None,
                  "answer": "Not in the documents.", "slice": "unanswerable", "track": "web"})
     return "".join(json.dumps(r) + "\n" for r in rows)
-
-
-def ran(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
 
 
 @pytest.fixture(scope="module")

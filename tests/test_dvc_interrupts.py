@@ -1,4 +1,4 @@
-"""DVC runs of the real dvc.yaml on the fixture corpus that are interrupted or run in parallel:
+"""DVC runs of the real pipeline on the fixture corpus that are interrupted or run in parallel:
 Ctrl-C of `dvc exp run` then a rerun gives what an uninterrupted run gives, and
 `dvc queue start -j 2` runs two experiments at once as each would run alone.
 
@@ -16,20 +16,23 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rag_ablation.core.pipeline_files import stage_target
 from rag_ablation.data.chunks import load_chunks
 
-from conftest import GIT_ENV, VENV_BIN, default_sigint, make_fixture_repo, run_in
+from conftest import GIT_ENV, VENV_BIN, default_sigint, lock_stages, make_fixture_repo, run_in
 
 pytestmark = pytest.mark.slow_dvc
 
 DVC = str(VENV_BIN / "dvc")
-OUTPUTS = ("dvc.lock", "data/build/chunks/base.jsonl", "data/build/dense/base/index.faiss",
+DENSE, CHUNK = stage_target("dense@base"), stage_target("chunk@base")
+"""`index/dvc.yaml:dense@base`, as DVC takes and prints it from the top folder."""
+OUTPUTS = ("dvc.lock", "index/dvc.lock", "data/build/chunks/base.jsonl", "data/build/dense/base/index.faiss",
            "data/build/dense/base/chunk_ids.json", "metrics/index/base.json")
-"""The files `dvc exp run dense@base` writes (dvc.lock holds every output's hash)."""
+"""The files `dvc exp run index/dvc.yaml:dense@base` writes (the lock files hold every output's hash)."""
 
 
 def same_output(x: Path, y: Path) -> bool:
-    """Byte-equal files; dvc.lock equal as YAML: DVC appends each stage's entry as the stage
+    """Byte-equal files; lock files equal as YAML: DVC appends each stage's entry as the stage
     finishes, and it runs independent stages (here `index_plan` beside `dataset` and `chunk@base`)
     in an order that changes from run to run, so the entries' order in the file says nothing."""
     if x.name == "dvc.lock":
@@ -56,32 +59,32 @@ def test_ctrl_c_of_dvc_exp_run_then_rerun_equals_an_uninterrupted_run(tmp_path):
     half-written index is left, and the rerun writes the outputs of an uninterrupted run (in a
     second repository with a cache of its own, run alongside) byte for byte."""
     a, b = committed_repo(tmp_path / "a"), committed_repo(tmp_path / "b")
-    whole = subprocess.Popen([DVC, "exp", "run", "dense@base"], cwd=b, env=env_with(tmp_path / "cache_b"),
+    whole = subprocess.Popen([DVC, "exp", "run", DENSE], cwd=b, env=env_with(tmp_path / "cache_b"),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     env = env_with(tmp_path / "cache_a")
-    proc = subprocess.Popen([DVC, "exp", "run", "dense@base"], cwd=a, env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([DVC, "exp", "run", DENSE], cwd=a, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True, preexec_fn=default_sigint)
     seen = []
     for line in proc.stdout:
         seen.append(line)
-        if "Running stage 'dense@base'" in line:
+        if f"Running stage '{DENSE}'" in line:
             time.sleep(1.0)  # the stage is loading its model
             os.killpg(proc.pid, signal.SIGINT)
             break
     seen.append(proc.stdout.read())
     assert proc.wait(timeout=120) != 0, "".join(seen)
     output = "".join(seen)
-    assert "Running stage 'dense@base'" in output and "Ran experiment" not in output
+    assert f"Running stage '{DENSE}'" in output and "Ran experiment" not in output
     assert "interrupted (Ctrl-C)" in output and "Traceback" not in output, output
     assert list((a / "data/build/dense").iterdir()) == [], "no index folder, not even a temporary one"
     assert not (a / "metrics/index/base.json").exists()
-    assert "up to date" in run_in(a, DVC, "status", "dataset", "chunk@base", env=env)
-    status = run_in(a, DVC, "status", "dense@base", env=env)
+    assert "up to date" in run_in(a, DVC, "status", "dataset", CHUNK, env=env)
+    status = run_in(a, DVC, "status", DENSE, env=env)
     assert "deleted:            data/build/dense/base" in status
 
-    rerun = run_in(a, DVC, "exp", "run", "dense@base", env=env)
-    assert "Running stage 'dense@base'" in rerun and "Running stage 'chunk@base'" not in rerun
-    assert "up to date" in run_in(a, DVC, "status", "dense@base", env=env)
+    rerun = run_in(a, DVC, "exp", "run", DENSE, env=env)
+    assert f"Running stage '{DENSE}'" in rerun and f"Running stage '{CHUNK}'" not in rerun
+    assert "up to date" in run_in(a, DVC, "status", DENSE, env=env)
     out, _ = whole.communicate(timeout=300)
     assert whole.returncode == 0, out
     for name in OUTPUTS:
@@ -107,17 +110,16 @@ def embedded_texts(cache: Path) -> int:
 
 
 def applied(d: Path, name: str, env: dict[str, str]) -> dict[str, object]:
-    """Experiment ``name``'s lock file, chunks, metrics, chunk ids and index vectors: its
-    committed dvc.lock and params, and its outputs checked out from DVC's cache."""
+    """Experiment ``name``'s lock entries, chunks, metrics, chunk ids and index vectors: its
+    committed lock files and params, and its outputs checked out from DVC's cache."""
     import faiss
-    import yaml
 
-    for path in ("dvc.lock", "params.yaml", "metrics/index/base.json"):
+    for path in ("dvc.lock", "index/dvc.lock", "params.yaml", "metrics/index/base.json"):
         (d / path).parent.mkdir(parents=True, exist_ok=True)
         (d / path).write_text(exp_file(d, name, path))
-    run_in(d, DVC, "checkout", "chunk@base", "dense@base", env=env)
+    run_in(d, DVC, "checkout", CHUNK, DENSE, env=env)
     index = faiss.read_index(str(d / "data/build/dense/base/index.faiss"))
-    return {"lock": yaml.safe_load((d / "dvc.lock").read_text())["stages"],
+    return {"lock": lock_stages(d),
             "files": {p: (d / p).read_bytes() for p in ("data/build/chunks/base.jsonl", "metrics/index/base.json",
                                                          "data/build/dense/base/chunk_ids.json", "params.yaml")},
             "vectors": index.reconstruct_n(0, index.ntotal)}
@@ -139,7 +141,7 @@ def test_dvc_queue_runs_two_experiments_at_once_as_each_alone(tmp_path):
     a, b = committed_repo(tmp_path / "a"), committed_repo(tmp_path / "b")
     env, env_alone = env_with(tmp_path / "cache_a"), env_with(tmp_path / "cache_b")
     for n in sizes:
-        run_in(a, DVC, "exp", "run", "--queue", "-S", f"chunk_size={n}", "-n", f"c{n}", "dense@base", env=env)
+        run_in(a, DVC, "exp", "run", "--queue", "-S", f"chunk_size={n}", "-n", f"c{n}", DENSE, env=env)
     try:
         # `queue start` leaves its workers running detached with its stdout and stderr: into a file,
         # never a pipe, or waiting for the pipe to close waits for the workers (a hang seen in CI)
@@ -148,7 +150,7 @@ def test_dvc_queue_runs_two_experiments_at_once_as_each_alone(tmp_path):
                                      stderr=subprocess.STDOUT, timeout=120)
         assert started.returncode == 0, (tmp_path / "queue-start.log").read_text()
         # meanwhile, the first alone (the second only has to succeed: the same code path)
-        run_in(b, DVC, "exp", "run", "-S", f"chunk_size={sizes[0]}", "-n", f"c{sizes[0]}", "dense@base",
+        run_in(b, DVC, "exp", "run", "-S", f"chunk_size={sizes[0]}", "-n", f"c{sizes[0]}", DENSE,
                env=env_alone)
         deadline = time.time() + 300
         while time.time() < deadline:

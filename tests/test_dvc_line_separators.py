@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 
 import pytest
 import yaml
 
-from conftest import VENV_BIN, make_fixture_repo, run_in
+from conftest import VENV_BIN, make_fixture_repo, ran_stages, run_in
 from rag_ablation.core.io import read_jsonl
 from rag_ablation.data.chunks import load_chunks
 
@@ -47,7 +46,7 @@ def test_raw_line_separators_in_a_document_and_a_question_reach_score(tmp_path):
     (d / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
 
     out = run_in(d, DVC, "repro", "score")
-    ran = set(re.findall(r"Running stage '([^']+)'", out))
+    ran = ran_stages(out)
     assert {"dataset", "questions", "chunk@base", "bm25@base", "labels@base", "retrieve@dense", "retrieve@bm25",
             "score"} <= ran, out
 

@@ -26,9 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-import yaml
 
-from conftest import GIT_ENV, VENV_BIN, copy_repo, run_in
+from rag_ablation.core.pipeline_files import stage_name, stage_target
+
+from conftest import GIT_ENV, VENV_BIN, copy_repo, lock_stages, ran_stages as ran, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -36,13 +37,9 @@ DVC = str(VENV_BIN / "dvc")
 RAG = str(VENV_BIN / "rag-ablation")
 
 
-def ran(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
-
-
 def restored(output: str) -> set[str]:
     """The stages DVC restored from the run-cache instead of running them."""
-    return set(re.findall(r"Stage '([^']+)' is cached - skipping run", output))
+    return {stage_name(s) for s in re.findall(r"Stage '([^']+)' is cached - skipping run", output)}
 
 
 def machine_env(cache: Path) -> dict[str, str]:
@@ -105,12 +102,12 @@ def machines(built_pipeline, tmp_path_factory) -> Machines:
 def test_a_clone_that_pulls_the_run_cache_reruns_no_stage(machines):
     """`dvc pull --run-cache` then `dvc repro`: every stage is up to date (the LLM stages too),
     nothing was embedded or prompted, and the workspace is A's: git sees no change (so every
-    git-tracked metrics file and dvc.lock are A's bytes) and the pulled outputs equal A's."""
+    git-tracked metrics file and lock file are A's bytes) and the pulled outputs equal A's."""
     b, env = machines.clone(name="B")
     assert outputs(b) == [] and not (b / ".dvc/cache").exists()
     run_in(b, DVC, "pull", "--run-cache", env=env)
     out = run_in(b, DVC, "repro", env=env)
-    stages = yaml.safe_load((b / "dvc.lock").read_text())["stages"]
+    stages = lock_stages(b)
     assert ran(out) == set(), ran(out)
     assert len(re.findall(r"Stage '[^']+' didn't change, skipping", out)) == len(stages), out
     assert {"generate@bm25", "generate@hybrid_rerank", "judge@bm25", "queries@rewrite"} <= set(stages)
@@ -126,7 +123,7 @@ def test_a_clone_without_the_pull_runs_stages(machines):
     """The negative: the same clone without the pull has no outputs, so `dvc repro` runs the
     stages (here only as far as the first chunking: the whole pipeline would be a cold run)."""
     c, env = machines.clone()
-    out = run_in(c, DVC, "repro", "chunk@base", env=env)
+    out = run_in(c, DVC, "repro", stage_target("chunk@base"), env=env)
     assert ran(out) == {"dataset", "chunk@base"}, out
 
 
@@ -141,7 +138,7 @@ def test_the_run_cache_alone_restores_only_stages_whose_outputs_dvc_caches(machi
     stages among them. `dataset` writes the same bytes, so what follows it is restored."""
     d, env = machines.clone()
     run_in(d, DVC, "fetch", "--run-cache", env=env)
-    out = run_in(d, DVC, "repro", "bm25@base", env=env)
+    out = run_in(d, DVC, "repro", stage_target("bm25@base"), env=env)
     assert ran(out) == {"dataset"}, out
     assert restored(out) == {"chunk@base", "index_plan", "bm25@base"}, out
     out = run_in(d, DVC, "repro", "questions", env=env)

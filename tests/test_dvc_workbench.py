@@ -11,13 +11,12 @@ the file unchanged, and every config with a run scores the new question.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import copy_repo, run_in
+from conftest import copy_repo, ran_stages as ran, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -26,10 +25,6 @@ DVC = str(Path(sys.executable).parent / "dvc")
 NEW_ID = "main-api-01"
 SPAN = "Requests over the limit receive error\n`RL-429` with a `Retry-After` header"
 """A span of ``api/limits.md`` across a line break, copied exactly as a mouse selection copies it."""
-
-
-def ran(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
 
 
 def test_a_question_saved_in_the_workbench_is_scored_by_dvc_repro(built_pipeline, tmp_path, monkeypatch):

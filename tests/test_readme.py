@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import GIT_ENV, ROOT, VENV_BIN, copy_repo, run_in
+from rag_ablation.core.pipeline_files import stage_name
+
+from conftest import GIT_ENV, ROOT, VENV_BIN, copy_repo, lock_stages, ran_stages, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -114,7 +116,7 @@ def test_daily_commands_prefixed_without_activating(repo):
     res = bash(repo, script)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
-    assert "Running stage 'labels@base'" in out and "ModuleNotFoundError" not in out
+    assert "labels@base" in ran_stages(out) and "ModuleNotFoundError" not in out
     run_in(repo, "git", "checkout", "--", ".")
     run_in(repo, str(VENV_BIN / "dvc"), "checkout", "-q")
 
@@ -139,7 +141,7 @@ def test_review_commands_as_written(repo):
 
 def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
     """The steps of docs/pipeline.md after deleting a config from params.yaml: no file of it
-    stays tracked or in the build folder, its dvc.lock entry goes, the other configs' files
+    stays tracked or in the build folder, its lock entry goes, the other configs' files
     stay, and the stages that hash the whole runs folder hash it without the removed run, as a
     clean checkout does."""
     params = yaml.safe_load((repo / "params.yaml").read_text())
@@ -155,7 +157,7 @@ def test_removing_a_config_leaves_no_tracked_file_of_it(repo):
     tracked = run_in(repo, "git", "ls-files").split()
     assert "metrics/latency/hybrid.json" not in tracked
     assert {"metrics/latency/hybrid_rerank.json", "metrics/latency/dense.json"} <= set(tracked)
-    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    lock = lock_stages(repo)
     assert "retrieve@hybrid" not in lock and "retrieve@dense" in lock
     assert "Running stage" not in run_in(repo, str(VENV_BIN / "dvc"), "repro"), "the pipeline stays up to date"
     assert "hybrid" not in yaml.safe_load((repo / "metrics/retrieval.json").read_text())
@@ -169,7 +171,7 @@ def sweep_clone(built: Path, dest: Path) -> Path:
     """A clone of the fixture pipeline cut to what the README's sweep ranks: the configs dense,
     bm25 and hybrid on the one chunking `base`, no query transform, no answered config. Brought
     up to date as docs/pipeline.md says (`rag-ablation prune --apply` for the removed stages'
-    files and dvc.lock entries, then `dvc repro`) and committed, as a user's pipeline is before a
+    files and lock entries, then `dvc repro`) and committed, as a user's pipeline is before a
     sweep."""
     d = clone_of(built, dest)
     params = yaml.safe_load((d / "params.yaml").read_text())
@@ -183,8 +185,8 @@ def sweep_clone(built: Path, dest: Path) -> Path:
     run_in(d, dvc, "repro")
     run_in(d, "git", "add", "-A")
     run_in(d, "git", "commit", "-q", "-m", "the three configs a sweep ranks")
-    assert sorted(yaml.safe_load((d / "dvc.lock").read_text())["stages"]) == sorted(
-        line.split()[0] for line in run_in(d, dvc, "stage", "list").splitlines() if line.strip())
+    assert sorted(lock_stages(d)) == sorted(
+        stage_name(line.split()[0]) for line in run_in(d, dvc, "stage", "list", "--all").splitlines() if line.strip())
     assert "up to date" in run_in(d, dvc, "status")
     return d
 

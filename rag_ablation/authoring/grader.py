@@ -191,7 +191,7 @@ def load_answers(folder: Path) -> Answers:
     config then id. Raises ``MissingInput`` for a missing or empty folder and one ``InvalidData``
     naming the bad files and records."""
     folder = Path(folder)
-    how = "run `dvc repro generate` (or `dvc pull`), or pass --answers DIR"
+    how = "run `dvc repro answer/dvc.yaml:generate` (or `dvc pull`), or pass --answers DIR"
     if not folder.is_dir():
         raise MissingInput(f"no answers folder {folder}: expected one <config>.json per answered config; {how}")
     files = sorted(folder.glob("*.json"))
@@ -237,7 +237,7 @@ def load_answers(folder: Path) -> Answers:
                                   answer=rec["answer"], passages=tuple(rec["passages"])))
     if problems:
         raise InvalidData(f"{len(problems)} problem(s) in the answers: {_too_many(problems)}; expected the files "
-                          "`generate` writes: rerun `dvc repro generate@<config>` or remove the file")
+                          "`generate` writes: rerun `dvc repro answer/dvc.yaml:generate@<config>` or remove the file")
     out.items.sort(key=lambda it: it.key)
     return out
 
@@ -269,7 +269,7 @@ def read_questions(path: Path, items: Sequence[Item]) -> dict[str, Question]:
     if missing:
         raise InvalidData(f"{len(missing)} answered question id(s) are not in {path}: {_too_many(missing)}; "
                           "the answers were made from another question set: pass that file with --questions, "
-                          "or rerun `dvc repro generate`")
+                          "or rerun `dvc repro answer/dvc.yaml:generate`")
     return by_id
 
 

@@ -58,6 +58,7 @@ from rag_ablation.evaluation.scoring.trec import (
     run_lines,
 )
 from rag_ablation.core.io import read_json, write_text
+from rag_ablation.core.pipeline_files import stage_target
 
 SHOWN = 10  # ids named in a mismatch message
 
@@ -99,7 +100,7 @@ def read_run(path: Path) -> tuple[str, str, dict[str, list[dict]], set[str], int
 def read_labels(path: Path) -> dict[str, list[str]]:
     """Question id -> relevant chunk ids of a labels file (``{"relevant": {...}}``)."""
     labels = _read_json(path, "labels file", "expected a labels stage output, data/build/labels/<chunking>.json, "
-                                             "which `dvc repro labels@<chunking>` (or `dvc pull`) writes")
+                                             "which `dvc repro index/dvc.yaml:labels@<chunking>` (or `dvc pull`) writes")
     relevant = labels.get("relevant") if isinstance(labels, dict) else None
     if not isinstance(relevant, dict) or not all(isinstance(v, list) for v in relevant.values()):
         raise InvalidData(f"labels file {path} is not a labels stage output: expected an object whose 'relevant' "
@@ -128,7 +129,7 @@ def check_match(run_path: Path, labels_path: Path, config: str, chunking: str, a
             parts.append(f"{len(only_labels)} labelled question(s) are not answerable questions of the run "
                          f"({_ids(only_labels)})")
         raise UserError(f"run {run_path} and labels {labels_path} disagree on the questions: {'; '.join(parts)}. "
-                        f"One of them is stale: run `dvc repro retrieve@{config} labels@{chunking}`")
+                        f"One of them is stale: run `dvc repro retrieve@{config} {stage_target(f'labels@{chunking}')}`")
 
 
 def build_parser(prog: str = "rag-ablation export-trec") -> argparse.ArgumentParser:

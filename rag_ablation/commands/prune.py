@@ -33,4 +33,4 @@ def run(args: argparse.Namespace) -> None:
     for f in found.build:
         print(f"{verb}: {f} (build output, not committed)")
     for e in found.lock_entries:
-        print(f"{verb}: dvc.lock entry {e}")
+        print(f"{verb}: lock entry {e}")

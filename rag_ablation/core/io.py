@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from rag_ablation.core.config import OUTPUT_DECIMALS, P_VALUE_DIGITS, P_VALUE_PREFIX
 from rag_ablation.core.errors import InvalidData, MissingInput
+from rag_ablation.core.pipeline_files import stage_target
 
 
 def _read_umask() -> int:
@@ -200,7 +201,10 @@ def read_json(path: Path | str) -> Any:
 def read_output(path: Path, stage: str) -> dict[str, Any]:
     """The JSON object the DVC stage ``stage`` wrote at ``path``. Missing: MissingInput ``no file
     PATH: run `dvc repro STAGE```; not JSON (with its line) or not UTF-8, or JSON but not an
-    object: InvalidData saying to regenerate it with ``dvc repro STAGE``."""
+    object: InvalidData saying to regenerate it with ``dvc repro STAGE``. STAGE is the name
+    ``dvc repro`` takes from the top folder (``pipeline_files.stage_target``: ``labels@base`` becomes
+    ``index/dvc.yaml:labels@base``)."""
+    stage = stage_target(stage)
     if not path.is_file():
         raise MissingInput(f"no file {path}: run `dvc repro {stage}`")
     try:

@@ -36,6 +36,7 @@ from pathlib import Path
 from rag_ablation.core.config import RetrievalConfig
 from rag_ablation.core.errors import MissingInput, UserError
 from rag_ablation.core.io import read_json, replaced_folder, write_json, write_text
+from rag_ablation.core.pipeline_files import stage_target
 
 UNUSED_FILE = "unused.json"
 KINDS = ("bm25", "dense")
@@ -137,4 +138,4 @@ def check_built(folder: Path, *, kind: str, config: str) -> None:
     if marker.is_file():
         reason = read_json(marker).get("reason", "")
         raise UserError(f"config {config!r} searches the {kind} index {folder}, which was not built ({reason}); "
-                        f"run `dvc repro index_plan {kind}` so the plan sees the config")
+                        f"run `dvc repro index_plan {stage_target(kind)}` so the plan sees the config")

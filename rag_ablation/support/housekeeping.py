@@ -1,17 +1,19 @@
 """Files that no stage writes any more: the leftovers of a removed config, chunking or transform.
 
-DVC does not clean up after a stage instance disappears from ``dvc.yaml`` (a config removed from
-params.yaml): its committed leaf files (``metrics/latency/<config>.json``,
+DVC does not clean up after a stage instance disappears from a ``dvc.yaml`` (a config removed
+from params.yaml): its committed leaf files (``metrics/latency/<config>.json``,
 ``metrics/index/<chunking>.json``) stay tracked in git and are never written again, its build
 outputs (``data/build/runs/<config>.json``, a chunking's folders) stay in the workspace, and its
-entry stays in ``dvc.lock``. The build outputs matter beyond disk space: ``score``,
+entry stays in the ``dvc.lock`` beside that ``dvc.yaml`` (one per file of
+``pipeline_files.PIPELINE_FILES``). The build outputs matter beyond disk space: ``score``,
 ``judge_checks`` and ``report_html`` depend on whole folders such as ``data/build/runs``, so a
 leftover file enters their dvc.lock hashes, and a clean checkout (which never has it) finds
-them changed. ``stale`` finds all three from what ``dvc.lock`` recorded and which outputs the
-current pipeline declares; ``prune`` removes them (``git rm`` for tracked files, deletion for
-the build outputs, which git ignores, the entries from ``dvc.lock``; the command is
+them changed. ``stale`` finds all three from what the lock files recorded and which outputs
+the current pipeline declares; ``prune`` removes them (``git rm`` for tracked files, deletion
+for the build outputs, which git ignores, the entries from the lock files; the command is
 ``rag-ablation prune``, ``rag_ablation.commands.prune``). Only paths inside the repository that
-``dvc.lock`` records as outputs of a stage that no longer exists are candidates, so nothing the
+a lock file records as outputs of a stage that no longer exists are candidates (every stage of
+this pipeline runs in the top folder, so a lock's paths are the repository's), so nothing the
 pipeline never wrote is touched: not the files a command writes beside the metrics
 (``rag-ablation sweep-report``'s ``metrics/sweep.*``), nor a file of the user's in an output
 folder.
@@ -27,12 +29,13 @@ import yaml
 
 from rag_ablation.core.errors import UserError
 from rag_ablation.core.io import write_text
+from rag_ablation.core.pipeline_files import PIPELINE_FILES
 
 
 @dataclass(frozen=True)
 class Stale:
     files: tuple[str, ...]  # tracked files (repository-relative) that no stage writes
-    lock_entries: tuple[str, ...]  # dvc.lock stage names that dvc.yaml no longer defines
+    lock_entries: tuple[str, ...]  # lock entries no dvc.yaml defines any more, as FILE:NAME (lock_entry)
     build: tuple[str, ...]  # untracked build outputs (files or folders) in the workspace that no stage writes
 
 
@@ -43,10 +46,21 @@ def _relative(path: str, root: Path) -> str | None:
         return None
 
 
+def lock_entry(lock: str, name: str) -> str:
+    """How ``Stale.lock_entries`` names entry ``name`` of the lock file ``lock``
+    (repository-relative): ``dvc.lock:retrieve@old``, ``index/dvc.lock:chunk@old``."""
+    return f"{lock}:{name}"
+
+
+def _lock_of(dvcfile: str) -> str:
+    """The lock file beside the ``dvc.yaml`` ``dvcfile`` (repository-relative)."""
+    return (Path(dvcfile).parent / "dvc.lock").as_posix()
+
+
 def _pipeline(root: Path) -> tuple[set[str], set[str], set[str]]:
-    """(stage names, output paths, dependency paths), relative to ``root``, of the current
-    pipeline. A file a stage reads (the gate's accepted baseline beside the metrics) is never a
-    leftover."""
+    """(stage entries as ``lock_entry`` names them, output paths, dependency paths), relative to
+    ``root``, of the current pipeline. A file a stage reads (the gate's accepted baseline beside
+    the metrics) is never a leftover."""
     from dvc.repo import Repo
 
     try:
@@ -55,7 +69,7 @@ def _pipeline(root: Path) -> tuple[set[str], set[str], set[str]]:
         raise UserError(f"{root} is not a DVC repository DVC can read ({e}); run this in the project's root") from None
     with repo:
         stages = list(repo.index.stages)
-        names = {s.addressing.split(":")[-1] for s in stages}
+        names = {lock_entry(_lock_of(_relative(s.dvcfile.path, root) or s.dvcfile.path), s.name) for s in stages}
         outs = {_relative(o.fs_path, root) for s in stages for o in s.outs}
         deps = {_relative(d.fs_path, root) for s in stages for d in s.deps}
     return names, {p for p in outs if p}, {p for p in deps if p}
@@ -72,15 +86,15 @@ def _tracked(root: Path, paths: set[str]) -> set[str]:
 
 
 def stale(root: Path = Path(".")) -> Stale:
-    """The leftovers of the current checkout (module docstring): the ``dvc.lock`` entries of
-    stages ``dvc.yaml`` no longer defines, and the outputs those entries record that no current
-    stage writes or reads, split into the ones git tracks and the build outputs present in the
-    workspace (a folder output counts whole; one holding a tracked file is left alone)."""
+    """The leftovers of the current checkout (module docstring): the entries of every lock file
+    (beside each of ``PIPELINE_FILES``) of stages no ``dvc.yaml`` defines any more, and the
+    outputs those entries record that no current stage writes or reads, split into the ones git
+    tracks and the build outputs present in the workspace (a folder output counts whole; one
+    holding a tracked file is left alone)."""
     root = Path(root)
     names, outs, deps = _pipeline(root)
-    lock = root / "dvc.lock"
-    data = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}) if lock.is_file() else {}
-    stages = data.get("stages") or {}
+    stages = {lock_entry(lock, name): entry for lock, data in _locks(root).items()
+              for name, entry in (data.get("stages") or {}).items()}
     entries = sorted(set(stages) - names)
     recorded = {o["path"] for e in entries for o in (stages[e].get("outs") or []) if isinstance(o, dict)
                 and isinstance(o.get("path"), str) and o["path"]}
@@ -90,6 +104,14 @@ def stale(root: Path = Path(".")) -> Stale:
     build = [p for p in left if p not in tracked and (root / p).exists()
              and not any(t.startswith(p + "/") for t in tracked)]
     return Stale(tuple(files), tuple(entries), tuple(build))
+
+
+def _locks(root: Path) -> dict[str, dict]:
+    """Lock file (repository-relative) -> its data, for the lock beside each of
+    ``PIPELINE_FILES`` that exists."""
+    locks = [_lock_of(f) for f in PIPELINE_FILES]
+    return {lock: yaml.safe_load((root / lock).read_text(encoding="utf-8")) or {}
+            for lock in locks if (root / lock).is_file()}
 
 
 def _unignore(root: Path, rel: str) -> None:
@@ -112,7 +134,7 @@ def _unignore(root: Path, rel: str) -> None:
 def prune(root: Path = Path("."), *, apply: bool) -> Stale:
     """Find the leftovers and, with ``apply``, remove them: ``git rm`` each tracked file, delete
     each build output (a folder with its contents) and its line in the ``.gitignore`` beside it,
-    and drop the entries from ``dvc.lock``.
+    and drop the entries from their lock files.
     Returns what was (or would be) removed."""
     root = Path(root)
     found = stale(root)
@@ -129,10 +151,11 @@ def prune(root: Path = Path("."), *, apply: bool) -> Stale:
         else:
             path.unlink(missing_ok=True)
         _unignore(root, rel)
-    if found.lock_entries:
-        lock = root / "dvc.lock"
-        data = yaml.safe_load(lock.read_text(encoding="utf-8"))
-        for name in found.lock_entries:
-            del data["stages"][name]
-        write_text(lock, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    locks = _locks(root)
+    for lock, data in locks.items():
+        dropped = [e for e in found.lock_entries if e.startswith(lock_entry(lock, ""))]
+        for entry in dropped:
+            del data["stages"][entry[len(lock_entry(lock, "")):]]
+        if dropped:
+            write_text(root / lock, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return found

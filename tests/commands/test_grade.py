@@ -170,7 +170,7 @@ def test_missing_answers_folder_is_one_line_and_exit_2(tmp_path):
     res = run_grade(tmp_path)
     assert res.returncode == 2 and res.stdout == "" and res.stderr.count("\n") == 1
     assert res.stderr.startswith("error: no answers folder data/build/answers: expected one <config>.json")
-    assert "dvc repro generate" in res.stderr
+    assert "dvc repro answer/dvc.yaml:generate" in res.stderr
 
 
 @pytest.mark.bad_input

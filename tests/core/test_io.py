@@ -177,6 +177,9 @@ def test_read_output(tmp_path):
         read_output(bad, "stats")
     with pytest.raises(InvalidData, match="must hold a JSON object"):
         read_output(listed, "stats")
+    # a stage of another dvc.yaml is named as `dvc repro` takes it from the top folder
+    with pytest.raises(MissingInput, match=r"run `dvc repro index/dvc.yaml:labels@base`"):
+        read_output(tmp_path / "none.json", "labels@base")
 
 
 def exact_decimals(x: float, places: int) -> float:

@@ -1,6 +1,8 @@
-"""`rag-ablation prune` on a two-stage DVC pipeline in a fresh git repository: after one
-config leaves params.yaml, exactly that config's outputs are leftovers (its committed metric
-and its build output), never a file no stage wrote (a command's metrics, a user's note)."""
+"""`rag-ablation prune` on a two-stage DVC pipeline in a fresh git repository, split over two
+dvc.yaml files as the project's is (the per-config stage in index/dvc.yaml, running in the top
+folder): after one config leaves params.yaml, exactly that config's outputs are leftovers (its
+committed metric, its build output and its entry in index/dvc.lock), never a file no stage
+wrote (a command's metrics, a user's note)."""
 from __future__ import annotations
 
 import pytest
@@ -9,11 +11,14 @@ import yaml
 from conftest import VENV_BIN, run_in
 from rag_ablation.support.housekeeping import Stale, prune, stale
 
-DVC_YAML = """\
+INDEX_YAML = """\
+vars:
+  - ../params.yaml
 stages:
   retrieve:
     foreach: ${configs}
     do:
+      wdir: ..
       cmd: mkdir -p build/runs metrics/latency && echo ${key} > build/runs/${key}.json
         && echo 1 > metrics/latency/${key}.json
       params:
@@ -23,6 +28,9 @@ stages:
       metrics:
         - metrics/latency/${key}.json:
             cache: false
+"""
+DVC_YAML = """\
+stages:
   score:
     cmd: ls build/runs > metrics/scores.txt
     deps:
@@ -40,6 +48,8 @@ def pipeline(tmp_path):
     run_in(d, "git", "init", "-q")
     run_in(d, str(VENV_BIN / "dvc"), "init", "-q")
     (d / "dvc.yaml").write_text(DVC_YAML)
+    (d / "index").mkdir()
+    (d / "index/dvc.yaml").write_text(INDEX_YAML)
     (d / "params.yaml").write_text(yaml.safe_dump({"configs": {"dense": {"k": 1}, "hybrid": {"k": 2}}}))
     run_in(d, str(VENV_BIN / "dvc"), "repro", "-q")
     (d / "metrics" / "sweep.json").write_text("{}\n")  # written by a command, not a stage
@@ -55,14 +65,15 @@ def test_a_removed_config_leaves_its_committed_metric_build_output_and_lock_entr
     found = stale(d)
     assert found.files == ("metrics/latency/hybrid.json",)
     assert found.build == ("build/runs/hybrid.json",)
-    assert found.lock_entries == ("retrieve@hybrid",)
+    assert found.lock_entries == ("index/dvc.lock:retrieve@hybrid",)
     assert "/hybrid.json" in (d / "build/runs/.gitignore").read_text().splitlines()
     prune(d, apply=True)
     assert (d / "build/runs/.gitignore").read_text().splitlines() == ["/dense.json"]
     assert not (d / "build/runs/hybrid.json").exists() and not (d / "metrics/latency/hybrid.json").exists()
     assert (d / "build/runs/dense.json").is_file() and (d / "build/runs/notes.txt").is_file()
     assert "metrics/sweep.json" in run_in(d, "git", "ls-files").split()
-    assert "retrieve@hybrid" not in yaml.safe_load((d / "dvc.lock").read_text())["stages"]
+    assert list(yaml.safe_load((d / "index/dvc.lock").read_text())["stages"]) == ["retrieve@dense"]
+    assert list(yaml.safe_load((d / "dvc.lock").read_text())["stages"]) == ["score"]
     run_in(d, str(VENV_BIN / "dvc"), "repro", "-q")
     assert (d / "metrics/scores.txt").read_text().split() == ["dense.json", "notes.txt"]
     assert stale(d) == Stale((), (), ())
@@ -82,7 +93,7 @@ def test_a_lock_entry_pointing_outside_the_repository_is_never_a_leftover(pipeli
     lock = yaml.safe_load((d / "dvc.lock").read_text())
     lock["stages"]["gone"] = {"cmd": "true", "outs": [{"path": "../outside.txt"}, {"path": str(outside)}]}
     (d / "dvc.lock").write_text(yaml.safe_dump(lock))
-    assert stale(d) == Stale((), ("gone",), ())
+    assert stale(d) == Stale((), ("dvc.lock:gone",), ())
     prune(d, apply=True)
     assert outside.read_text() == "keep\n"
     assert "gone" not in yaml.safe_load((d / "dvc.lock").read_text())["stages"]
