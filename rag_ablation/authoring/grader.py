@@ -106,6 +106,7 @@ from rag_ablation.authoring.grade_order import (ACTIVE, LISTED, Plan, describe, 
 from rag_ablation.core.config import DEFAULT_GRADE_ORDER, DEFAULT_GRADE_SCORE_JUDGE
 from rag_ablation.core.errors import InvalidData, MissingInput, UnknownName, UserError
 from rag_ablation.core.io import read_json
+from rag_ablation.core.pipeline_files import stage_target
 from rag_ablation.evaluation.judges.grader_agreement import GraderPair, grader_pairs
 from rag_ablation.evaluation.judges.grades import (ADJUDICATED, SUPPORT_LEVELS, Grade, answer_sha256, chosen,
                                                    load_grades, match_grades, support_of, write_grades)
@@ -191,7 +192,7 @@ def load_answers(folder: Path) -> Answers:
     config then id. Raises ``MissingInput`` for a missing or empty folder and one ``InvalidData``
     naming the bad files and records."""
     folder = Path(folder)
-    how = "run `dvc repro answer/dvc.yaml:generate` (or `dvc pull`), or pass --answers DIR"
+    how = f"run `dvc repro {stage_target('generate')}` (or `dvc pull`), or pass --answers DIR"
     if not folder.is_dir():
         raise MissingInput(f"no answers folder {folder}: expected one <config>.json per answered config; {how}")
     files = sorted(folder.glob("*.json"))
@@ -237,7 +238,7 @@ def load_answers(folder: Path) -> Answers:
                                   answer=rec["answer"], passages=tuple(rec["passages"])))
     if problems:
         raise InvalidData(f"{len(problems)} problem(s) in the answers: {_too_many(problems)}; expected the files "
-                          "`generate` writes: rerun `dvc repro answer/dvc.yaml:generate@<config>` or remove the file")
+                          f"`generate` writes: rerun `dvc repro {stage_target('generate@<config>')}` or remove the file")
     out.items.sort(key=lambda it: it.key)
     return out
 
@@ -269,7 +270,7 @@ def read_questions(path: Path, items: Sequence[Item]) -> dict[str, Question]:
     if missing:
         raise InvalidData(f"{len(missing)} answered question id(s) are not in {path}: {_too_many(missing)}; "
                           "the answers were made from another question set: pass that file with --questions, "
-                          "or rerun `dvc repro answer/dvc.yaml:generate`")
+                          f"or rerun `dvc repro {stage_target('generate')}`")
     return by_id
 
 

@@ -100,7 +100,7 @@ def read_run(path: Path) -> tuple[str, str, dict[str, list[dict]], set[str], int
 def read_labels(path: Path) -> dict[str, list[str]]:
     """Question id -> relevant chunk ids of a labels file (``{"relevant": {...}}``)."""
     labels = _read_json(path, "labels file", "expected a labels stage output, data/build/labels/<chunking>.json, "
-                                             "which `dvc repro index/dvc.yaml:labels@<chunking>` (or `dvc pull`) writes")
+                                             f"which `dvc repro {stage_target('labels@<chunking>')}` (or `dvc pull`) writes")
     relevant = labels.get("relevant") if isinstance(labels, dict) else None
     if not isinstance(relevant, dict) or not all(isinstance(v, list) for v in relevant.values()):
         raise InvalidData(f"labels file {path} is not a labels stage output: expected an object whose 'relevant' "

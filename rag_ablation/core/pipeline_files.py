@@ -2,8 +2,9 @@
 
 The pipeline is split over three ``dvc.yaml`` files because DVC keeps one ``dvc.lock`` per
 ``dvc.yaml`` and rewrites the whole of it (a round-trip YAML load and dump) after every stage it
-runs: with all 60 stage instances in one file each rewrite handled about 190 KB, and the rewrites
-were about 60 s of a first run (benchmarks/RESULTS.md, "The pipeline in three dvc.yaml files").
+runs: with all 60 stage instances in one file, each rewrite handled 187 KB (about a second), and
+DVC's own work in a first run was 106 s; split, 66 s, side by side (benchmarks/RESULTS.md, "The
+pipeline in three dvc.yaml files").
 
 - ``dvc.yaml`` (the top folder): the data set, the question checks and split, the index plan,
   ``retrieve@`` and ``app@``, scoring, statistics, judge evaluation, the reports and the gate;
@@ -15,9 +16,10 @@ were about 60 s of a first run (benchmarks/RESULTS.md, "The pipeline in three dv
 Every stage runs in the top folder (``wdir: ..``), so paths and ``params.yaml`` are the same in
 all three (the other files read ``../params.yaml`` and repeat the top file's path ``vars`` they
 use: inline ``vars``, because DVC would list a shared vars file's values as params in
-``dvc exp show`` and ``dvc params diff``). A plain ``dvc repro`` (or ``dvc exp run``) in the top folder runs them all, because the
-top file's stages depend on the others' outputs. A stage of another file is named with its file:
-``dvc repro index/dvc.yaml:labels@base`` (``dvc repro labels@base`` looks only in ``./dvc.yaml``).
+``dvc exp show`` and ``dvc params diff``). A plain ``dvc repro`` (or ``dvc exp run``) in the top
+folder runs them all, because the top file's stages depend on the others' outputs. A stage of
+another file is named with its file: ``dvc repro index/dvc.yaml:labels@base`` (``dvc repro
+labels@base`` looks only in ``./dvc.yaml``).
 """
 from __future__ import annotations
 

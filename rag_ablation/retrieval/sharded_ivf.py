@@ -58,6 +58,7 @@ import numpy as np
 
 from rag_ablation.core.config import FaissConfig
 from rag_ablation.core.errors import UserError
+from rag_ablation.core.pipeline_files import stage_target
 
 INDEX_FILE = "index.faiss"
 IVFDATA_FILE = "index.ivfdata"
@@ -240,7 +241,7 @@ def merge_shards(trained_path: str, shard_prefixes: list[str], out_dir: str, exp
     ntotal = int(sizes.sum())
     if ntotal != expected:
         raise ShardedIndexError(f"merged sharded index has {ntotal} vectors, expected {expected} (one per chunk): "
-                                f"a shard lost rows; rebuild the index (dvc repro -f index/dvc.yaml:dense@<chunking>)")
+                                f"a shard lost rows; rebuild the index (dvc repro -f {stage_target('dense@<chunking>')})")
     totals = np.ascontiguousarray(sizes.sum(axis=0), dtype=np.uint64)
     os.chdir(out_dir)
     merged = faiss.OnDiskInvertedLists(nlist, code_size, IVFDATA_FILE)
