@@ -28,14 +28,16 @@ def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RAG_ABLATION_CACHE", str(tmp_path_factory.mktemp("cache")))
 
 
-PIPELINE = PIPELINE_FILES
-"""The files of the pipeline itself (its dvc.yaml files)."""
-
-
 def ran_stages(output: str) -> set[str]:
     """The stages DVC's ``output`` says it ran (``Running stage 'NAME'``), each by its name
     without its file (``index/dvc.yaml:chunk@base`` -> ``chunk@base``)."""
     return {stage_name(s) for s in re.findall(r"Running stage '([^']+)'", output)}
+
+
+def pipeline_stages(repo: Path = ROOT) -> dict:
+    """Stage (group) name -> its definition, from every dvc.yaml of the pipeline in ``repo``."""
+    return {name: stage for f in PIPELINE_FILES
+            for name, stage in yaml.safe_load((repo / f).read_text(encoding="utf-8"))["stages"].items()}
 
 
 def lock_stages(repo: Path) -> dict:
@@ -50,8 +52,8 @@ def lock_stages(repo: Path) -> dict:
 
 
 def copy_pipeline(dest: Path) -> None:
-    """The pipeline's own files (``PIPELINE``) into the folder ``dest``, at the same paths."""
-    for f in PIPELINE:
+    """The pipeline's own files (its dvc.yaml files) into the folder ``dest``, at the same paths."""
+    for f in PIPELINE_FILES:
         (dest / f).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / f, dest / f)
 

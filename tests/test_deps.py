@@ -13,10 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import yaml
-
-from conftest import ROOT
-from rag_ablation.core.pipeline_files import PIPELINE_FILES
+from conftest import ROOT, pipeline_stages
 
 CORE = "rag_ablation/core"
 FOLDERS = (CORE, "rag_ablation/llm/client")
@@ -74,7 +71,7 @@ def expand(dep: str) -> set[str]:
 
 def stages():
     """Every stage of every dvc.yaml of the pipeline (pipeline_files.PIPELINE_FILES), by name."""
-    out = {name: stage for f in PIPELINE_FILES for name, stage in yaml.safe_load((ROOT / f).read_text())["stages"].items()}
+    out = pipeline_stages()
     assert out
     return {name: stage.get("do", stage) for name, stage in out.items()}
 

@@ -13,7 +13,7 @@ import pytest
 
 from rag_ablation.core.pipeline_files import PIPELINE_FILES
 
-from conftest import PIPELINE, ROOT
+from conftest import ROOT
 
 
 def test_a_stage_started_by_the_base_interpreter_uses_the_repository_venv():
@@ -99,7 +99,7 @@ def test_dvc_parses_yaml_with_ruamels_c_parser_and_reads_the_same_values():
 
     assert CParser is not None, "ruamel.yaml.clib is missing: `make install` installs it"
     assert YAML(typ="safe").Parser is CParser
-    files = [ROOT / "params.yaml", ROOT / "tests/fixtures/params.yaml", *(ROOT / f for f in PIPELINE),
+    files = [ROOT / "params.yaml", ROOT / "tests/fixtures/params.yaml", *(ROOT / f for f in PIPELINE_FILES),
              *(ROOT / Path(f).parent / "dvc.lock" for f in PIPELINE_FILES)]
     for path in files:
         fast = load_yaml(str(path))  # DVC's own loader (typ="safe")

@@ -151,11 +151,13 @@ def prune(root: Path = Path("."), *, apply: bool) -> Stale:
         else:
             path.unlink(missing_ok=True)
         _unignore(root, rel)
-    locks = _locks(root)
-    for lock, data in locks.items():
-        dropped = [e for e in found.lock_entries if e.startswith(lock_entry(lock, ""))]
-        for entry in dropped:
-            del data["stages"][entry[len(lock_entry(lock, "")):]]
-        if dropped:
-            write_text(root / lock, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    dropped: dict[str, list[str]] = {}
+    for entry in found.lock_entries:  # lock_entry's FILE:NAME (a lock path holds no colon)
+        lock, name = entry.split(":", 1)
+        dropped.setdefault(lock, []).append(name)
+    for lock, names in dropped.items():
+        data = yaml.safe_load((root / lock).read_text(encoding="utf-8"))
+        for name in names:
+            del data["stages"][name]
+        write_text(root / lock, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return found

@@ -11,11 +11,10 @@ import sys
 import pytest
 import yaml
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, pipeline_stages
 
 from rag_ablation.core import config
 from rag_ablation.core.config import ConfigError, Params, load_params
-from rag_ablation.core.pipeline_files import PIPELINE_FILES
 
 BASE = yaml.safe_load((ROOT / "params.yaml").read_text())
 # the shipped params leave rerank configs out (no cross-encoder installs offline): the example of
@@ -333,7 +332,7 @@ ITEM_KEYS = re.compile(r"\$\{item\.([a-z_]+)\}")
 
 
 def test_every_config_has_the_keys_dvc_yaml_reads():
-    stages = {n: s for f in PIPELINE_FILES for n, s in yaml.safe_load((ROOT / f).read_text())["stages"].items()}
+    stages = pipeline_stages()
     reads = {}
     for stage in stages.values():
         if "foreach" in stage:

@@ -177,11 +177,12 @@ def test_dvc_exp_run_switches_the_whole_pipeline_to_covidqa(tmp_path):
     reference."""
     import shlex
 
-    from conftest import PIPELINE, run_in
+    from conftest import run_in
+    from rag_ablation.core.pipeline_files import PIPELINE_FILES
     from rag_ablation.datasets.covidqa_anchors import command
     d = tmp_path / "repo"
     d.mkdir()
-    for item in (*PIPELINE, "params.yaml", "stages", "rag_ablation", "prompts", ".dvcignore", "data/corpus",
+    for item in (*PIPELINE_FILES, "params.yaml", "stages", "rag_ablation", "prompts", ".dvcignore", "data/corpus",
                  "data/questions", "data/labels", "data/split", "data/imported", "metrics/gate_baseline.csv"):
         src, dst = ROOT / item, d / item
         dst.parent.mkdir(parents=True, exist_ok=True)
